@@ -1,0 +1,327 @@
+import { agentInterruptArgument } from './interrupt';
+import type { Stage } from './node-state';
+import { parseDurationMs } from './duration';
+import type { Interrupt } from './spec/package';
+import type { EnvVar, Toleration } from './spec/kube';
+import type { Package } from './spec/skyhook';
+
+// Stage and interrupt Jobs (§3.1, as NodeWright runs them, §9): deterministic names, and the Job objects as plain
+// JSON, so activities create or adopt them and tests compare them without a Kubernetes client.
+
+export const KEELSON_PREFIX = 'keelson.dev/';
+/** The Job controller names pods `<job>-<5 chars>`: a Job name of at most 57 keeps pod names within 63. */
+export const MAX_JOB_NAME = 57;
+const MAX_LABEL_VALUE = 63;
+
+// FNV-1a over UTF-8: a stable short hash without Node's crypto, which workflow code may not import.
+function fnv1a(text: string): string {
+  let h = 0x811c9dc5;
+  for (const byte of new TextEncoder().encode(text)) h = Math.imul(h ^ byte, 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, '0');
+}
+
+/**
+ * A DNS label of at most `max` characters from the parts: lowercased, other characters to '-', cut, and always
+ * suffixed with a hash of the exact parts so that parts differing only in cut or replaced characters stay distinct.
+ */
+export function safeName(max: number, ...parts: string[]): string {
+  const hash = fnv1a(parts.join('\u0000'));
+  const base = parts
+    .join('-')
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .replace(/^-+/, '')
+    .slice(0, max - hash.length - 1)
+    .replace(/-+$/, '');
+  return base === '' ? `k${hash}` : `${base}-${hash}`;
+}
+
+/** A label value (≤63, alphanumeric at both ends) that still identifies a longer or irregular value. */
+export function safeLabelValue(value: string): string {
+  if (/^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/.test(value) && value.length <= MAX_LABEL_VALUE) return value;
+  return safeName(MAX_LABEL_VALUE, value);
+}
+
+export interface StageJobKey {
+  rollout: string;
+  package: string;
+  version: string;
+  stage: Stage;
+  node: string;
+}
+
+export function stageJobName(k: StageJobKey): string {
+  return safeName(MAX_JOB_NAME, k.rollout, k.package, k.version, k.stage, k.node);
+}
+
+export function interruptJobName(rollout: string, type: Interrupt['type'], node: string): string {
+  return safeName(MAX_JOB_NAME, rollout, 'interrupt', type, node);
+}
+
+// Plain JSON shapes of the batch/v1 and core/v1 fields Keelson sets.
+export interface ContainerSpec {
+  name: string;
+  image: string;
+  imagePullPolicy: 'Always' | 'IfNotPresent';
+  command?: string[];
+  args?: string[];
+  env: EnvVar[];
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  securityContext: { privileged: true };
+  volumeMounts: { name: string; mountPath: string; mountPropagation?: 'HostToContainer' }[];
+}
+export interface VolumeSpec {
+  name: string;
+  hostPath?: { path: string };
+  configMap?: { name: string };
+}
+export interface JobManifest {
+  apiVersion: 'batch/v1';
+  kind: 'Job';
+  metadata: { name: string; namespace: string; labels: Record<string, string>; annotations: Record<string, string> };
+  spec: {
+    backoffLimit: number;
+    activeDeadlineSeconds: number;
+    podReplacementPolicy?: 'Failed';
+    podFailurePolicy?: { rules: { action: 'Ignore'; onPodConditions: { type: string }[] }[] };
+    template: {
+      metadata: { labels: Record<string, string>; annotations: Record<string, string> };
+      spec: {
+        nodeName: string;
+        restartPolicy: 'Never' | 'OnFailure';
+        hostPID: true;
+        hostNetwork: true;
+        terminationGracePeriodSeconds?: number;
+        imagePullSecrets?: { name: string }[];
+        tolerations: Toleration[];
+        volumes: VolumeSpec[];
+        initContainers: ContainerSpec[];
+        containers: ContainerSpec[];
+      };
+    };
+  };
+}
+
+export interface JobContext {
+  rollout: string;
+  /** The rollout's identity and spec generation: they scope the agent's flag files (§3.2). */
+  rolloutUid: string;
+  generation: number;
+  node: string;
+  namespace: string;
+  agentImage: string;
+  copyDirRoot: string;
+  agentLogRoot: string;
+  imagePullSecret?: string;
+  additionalTolerations: readonly Toleration[];
+  runtimeRequiredToleration?: Toleration;
+  nodeMetadataConfigMap: string;
+  backoffLimit: number;
+  activeDeadlineSeconds: number;
+}
+
+const UNSCHEDULABLE: Toleration = { key: 'node.kubernetes.io/unschedulable', operator: 'Exists' };
+
+function copyDir(ctx: JobContext, pkg: Package): string {
+  return `${ctx.copyDirRoot}/${ctx.rollout}/${pkg.name}-${pkg.version}-${ctx.rolloutUid}-${ctx.generation}`;
+}
+
+function agentEnv(ctx: JobContext, pkg: Package): EnvVar[] {
+  return [
+    { name: 'SKYHOOK_LOG_DIR', value: `${ctx.agentLogRoot}/${ctx.rollout}` },
+    { name: 'SKYHOOK_ROOT_DIR', value: `${ctx.copyDirRoot}/${ctx.rollout}` },
+    { name: 'COPY_RESOLV', value: 'false' },
+    {
+      name: 'SKYHOOK_RESOURCE_ID',
+      value: `${ctx.rollout}-${ctx.rolloutUid}-${ctx.generation}_${pkg.name}_${pkg.version}`,
+    },
+  ];
+}
+
+const ROOT_MOUNT = { name: 'root-mount', mountPath: '/root', mountPropagation: 'HostToContainer' as const };
+const METADATA_MOUNT = { name: 'metadata', mountPath: '/skyhook-package/node-metadata' };
+const CONFIG_MOUNT = { name: 'package-config', mountPath: '/skyhook-package/configmaps' };
+
+function labels(ctx: JobContext, key: Omit<StageJobKey, 'node' | 'rollout'>): Record<string, string> {
+  return {
+    [`${KEELSON_PREFIX}rollout`]: safeLabelValue(ctx.rollout),
+    [`${KEELSON_PREFIX}package`]: safeLabelValue(key.package),
+    [`${KEELSON_PREFIX}version`]: safeLabelValue(key.version),
+    [`${KEELSON_PREFIX}stage`]: key.stage,
+    [`${KEELSON_PREFIX}node`]: safeLabelValue(ctx.node),
+    [`${KEELSON_PREFIX}generation`]: String(ctx.generation),
+  };
+}
+
+function job(
+  ctx: JobContext,
+  name: string,
+  key: Omit<StageJobKey, 'node' | 'rollout'> & { image: string },
+  pod: Pick<JobManifest['spec']['template']['spec'], 'initContainers' | 'containers' | 'volumes' | 'tolerations'> & {
+    terminationGracePeriodSeconds?: number;
+  },
+  interrupt: boolean,
+): JobManifest {
+  const jobLabels = labels(ctx, key);
+  // The package annotation carries the full identity, which labels may only hold hashed (Skyhook's §3.1 shape).
+  const annotations = {
+    [`${KEELSON_PREFIX}package`]: JSON.stringify({
+      name: key.package,
+      version: key.version,
+      rollout: ctx.rollout,
+      stage: key.stage,
+      image: key.image,
+      node: ctx.node,
+    }),
+  };
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name, namespace: ctx.namespace, labels: jobLabels, annotations },
+    spec: {
+      backoffLimit: ctx.backoffLimit,
+      activeDeadlineSeconds: ctx.activeDeadlineSeconds,
+      // Stage Jobs: a replacement pod only once the old one is gone (no two executors on the shared copy dir),
+      // and evictions or preemptions do not count against the backoff limit.
+      ...(!interrupt && {
+        podReplacementPolicy: 'Failed' as const,
+        podFailurePolicy: { rules: [{ action: 'Ignore' as const, onPodConditions: [{ type: 'DisruptionTarget' }] }] },
+      }),
+      template: {
+        metadata: { labels: jobLabels, annotations },
+        spec: {
+          nodeName: ctx.node,
+          // A reboot kills the interrupt container; OnFailure restarts it in place, and the agent's per-resource
+          // flag makes the rerun a no-op that succeeds (§3.2, §9).
+          restartPolicy: interrupt ? 'OnFailure' : 'Never',
+          hostPID: true,
+          hostNetwork: true,
+          ...(pod.terminationGracePeriodSeconds !== undefined && {
+            terminationGracePeriodSeconds: pod.terminationGracePeriodSeconds,
+          }),
+          ...(ctx.imagePullSecret && { imagePullSecrets: [{ name: ctx.imagePullSecret }] }),
+          tolerations: pod.tolerations,
+          volumes: pod.volumes,
+          initContainers: pod.initContainers,
+          containers: pod.containers,
+        },
+      },
+    },
+  };
+}
+
+function tolerations(ctx: JobContext, extra: Toleration[] = []): Toleration[] {
+  return [
+    UNSCHEDULABLE,
+    ...(ctx.runtimeRequiredToleration ? [ctx.runtimeRequiredToleration] : []),
+    ...ctx.additionalTolerations,
+    ...extra,
+  ];
+}
+
+function volumes(ctx: JobContext, packageConfigMap?: string): VolumeSpec[] {
+  return [
+    { name: ROOT_MOUNT.name, hostPath: { path: '/' } },
+    { name: METADATA_MOUNT.name, configMap: { name: ctx.nodeMetadataConfigMap } },
+    ...(packageConfigMap ? [{ name: CONFIG_MOUNT.name, configMap: { name: packageConfigMap } }] : []),
+  ];
+}
+
+/** The package ConfigMap name `<rollout>-<pkg>-<version>` (§3.1), made a valid object name. */
+export function packageConfigMapName(rollout: string, pkg: Package): string {
+  return safeName(253, rollout, pkg.name, pkg.version);
+}
+
+/**
+ * The Job of one package stage on one node: the package image copies its content to the host, the agent runs the
+ * stage, then its check; the Job succeeds when the check exits 0. The check is the main container, so no third image
+ * (Skyhook's pause, NodeWright's done) is needed. Uninstall stages run without the package's env and resources (§3.7).
+ */
+export function buildStageJob(ctx: JobContext, pkg: Package, stage: Exclude<Stage, 'interrupt'>): JobManifest {
+  const uninstall = stage === 'uninstall';
+  const dir = copyDir(ctx, pkg);
+  const agent = pkg.agentImageOverride ?? ctx.agentImage;
+  const env = [...agentEnv(ctx, pkg), ...(uninstall ? [] : (pkg.env ?? []))];
+  const r = pkg.resources;
+  const resources =
+    r && !uninstall && r.cpuRequest && r.cpuLimit && r.memoryRequest && r.memoryLimit
+      ? { requests: { cpu: r.cpuRequest, memory: r.memoryRequest }, limits: { cpu: r.cpuLimit, memory: r.memoryLimit } }
+      : undefined;
+  const hasConfig = !uninstall && Object.keys(pkg.configMap ?? {}).length > 0;
+  const mounts = [ROOT_MOUNT, METADATA_MOUNT, ...(hasConfig ? [CONFIG_MOUNT] : [])];
+  const container = (
+    name: string,
+    image: string,
+    pull: ContainerSpec['imagePullPolicy'],
+    rest: Partial<ContainerSpec>,
+  ) => ({
+    name,
+    image,
+    imagePullPolicy: pull,
+    env,
+    ...(resources && { resources }),
+    securityContext: { privileged: true as const },
+    volumeMounts: mounts,
+    ...rest,
+  });
+  const packageImage = pkg.containerSHA ? `${pkg.image}@${pkg.containerSHA}` : `${pkg.image}:${pkg.version}`;
+  const grace =
+    pkg.gracefulShutdown === undefined ? undefined : Math.ceil(parseDurationMs(pkg.gracefulShutdown)! / 1000);
+  return job(
+    ctx,
+    stageJobName({ rollout: ctx.rollout, package: pkg.name, version: pkg.version, stage, node: ctx.node }),
+    { package: pkg.name, version: pkg.version, stage, image: pkg.image },
+    {
+      initContainers: [
+        container(`${pkg.name}-init`, packageImage, 'Always', {
+          command: ['/bin/sh', '-c', 'mkdir -p /root/${SKYHOOK_DIR} && cp -r /skyhook-package/* /root/${SKYHOOK_DIR}'],
+          env: [...env, { name: 'SKYHOOK_DIR', value: dir }],
+        }),
+        container(`${pkg.name}-${stage}`, agent, 'IfNotPresent', { args: [stage, '/root', dir] }),
+      ],
+      containers: [
+        container(`${pkg.name}-${stage}check`, agent, 'IfNotPresent', { args: [`${stage}-check`, '/root', dir] }),
+      ],
+      volumes: volumes(ctx, hasConfig ? packageConfigMapName(ctx.rollout, pkg) : undefined),
+      tolerations: tolerations(ctx),
+      ...(grace !== undefined && { terminationGracePeriodSeconds: grace }),
+    },
+    false,
+  );
+}
+
+/**
+ * The node's one merged interrupt, run by its owner package. Its only container is the agent image, already pulled
+ * for the owner's stages and pulled IfNotPresent, so finishing after the reboot needs no registry (G5). It tolerates
+ * not-ready and unreachable without bound, since the node goes NotReady while it reboots.
+ */
+export function buildInterruptJob(ctx: JobContext, owner: Package, interrupt: Interrupt): JobManifest {
+  const dir = copyDir(ctx, owner);
+  const agent = owner.agentImageOverride ?? ctx.agentImage;
+  return job(
+    ctx,
+    interruptJobName(ctx.rollout, interrupt.type, ctx.node),
+    { package: owner.name, version: owner.version, stage: 'interrupt', image: owner.image },
+    {
+      initContainers: [],
+      containers: [
+        {
+          name: 'interrupt',
+          image: agent,
+          imagePullPolicy: 'IfNotPresent',
+          args: ['interrupt', '/root', dir, agentInterruptArgument(interrupt)],
+          env: agentEnv(ctx, owner),
+          resources: { requests: { cpu: '500m', memory: '64Mi' }, limits: { cpu: '500m', memory: '64Mi' } },
+          securityContext: { privileged: true },
+          volumeMounts: [ROOT_MOUNT, METADATA_MOUNT],
+        },
+      ],
+      volumes: volumes(ctx),
+      tolerations: tolerations(ctx, [
+        { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' },
+        { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' },
+      ]),
+    },
+    true,
+  );
+}

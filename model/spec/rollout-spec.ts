@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { parseDurationMs } from '../duration';
+import { DeploymentPolicySpecSchema } from './deployment-policy';
+import { ROLLOUT_KINDS, SkyhookSpecSchema, type RolloutKind } from './skyhook';
+
+// RolloutSpec: what a workflow runs. A validated Skyhook or NodeWright manifest with its DeploymentPolicy resolved.
+// Every transform in the schemas is idempotent, so a RolloutSpec re-validates through this schema (workflow inputs,
+// HTTP bodies).
+
+/** When neither the package nor the rollout sets one (NodeWright's JOB_STAGE_TIMEOUT default). */
+export const DEFAULT_STAGE_TIMEOUT = '1h';
+
+export const RolloutSpecSchema = z.object({
+  name: z.string().min(1),
+  kind: z.enum(['Skyhook', 'NodeWright']),
+  /** From the pause annotation of the manifest: the rollout starts paused. */
+  paused: z.boolean(),
+  /** From the disable annotation of the manifest. */
+  disabled: z.boolean(),
+  spec: SkyhookSpecSchema,
+  /** null: no deploymentPolicy, the legacy interruptionBudget applies (§2.3). */
+  policy: z.object({ name: z.string().min(1), spec: DeploymentPolicySpecSchema }).nullable(),
+  /** Resolved per §2.2.6: the rollout's option, else the policy's flag, else false. */
+  resetBatchStateOnCompletion: z.boolean(),
+});
+export type RolloutSpec = z.infer<typeof RolloutSpecSchema>;
+
+/** The metadata key prefix of a rollout kind: `skyhook.nvidia.com/` or `nodewright.nvidia.com/`. */
+export function metadataPrefix(kind: RolloutKind): string {
+  return `${ROLLOUT_KINDS[kind].split('/')[0]}/`;
+}
+
+/** Seconds a stage of this package may run: the package's stageTimeout, else the rollout's, else 1h. */
+export function stageTimeoutSeconds(spec: RolloutSpec, packageName: string): number {
+  const text = spec.spec.packages[packageName]?.stageTimeout ?? spec.spec.stageTimeout ?? DEFAULT_STAGE_TIMEOUT;
+  return Math.ceil(parseDurationMs(text)! / 1000);
+}

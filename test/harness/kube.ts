@@ -1,0 +1,25 @@
+import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+
+/** Clients for the local stack's kube-apiserver, as admin (KUBECONFIG is set by the global setup). */
+export function kubeClients() {
+  const kc = new KubeConfig();
+  kc.loadFromFile(process.env.KUBECONFIG!);
+  return { kc, core: kc.makeApiClient(CoreV1Api), batch: kc.makeApiClient(BatchV1Api) };
+}
+
+/** Creates a namespace for one test file, named uniquely so reruns never collide. */
+export async function testNamespace(core: CoreV1Api, prefix: string): Promise<string> {
+  const name = `${prefix}-${Date.now().toString(36)}`;
+  await core.createNamespace({ body: { metadata: { name, labels: { 'keelson.dev/test': prefix } } } });
+  return name;
+}
+
+export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
