@@ -48,7 +48,8 @@ export async function ensureNodes(kubeconfig: string, count: number, timeoutMs =
     const nodes = (await core.listNode()).items.filter((n) => names.includes(n.metadata?.name ?? ''));
     const ready = nodes.filter(isReady).length;
     if (ready === count) return names;
-    if (Date.now() > deadline) throw new Error(`only ${ready} of ${count} fake nodes became Ready in ${timeoutMs / 1000}s`);
+    if (Date.now() > deadline)
+      throw new Error(`only ${ready} of ${count} fake nodes became Ready in ${timeoutMs / 1000}s`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }

@@ -25,8 +25,24 @@ function signedCert(dir: string, name: string, subject: string, extensions: stri
   openssl(['req', '-new', '-key', `${name}.key`, '-subj', subject, '-out', `${name}.csr`], dir);
   fs.writeFileSync(path.join(dir, `${name}.ext`), extensions);
   openssl(
-    ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '3650',
-      '-sha256', '-extfile', `${name}.ext`, '-out', `${name}.crt`],
+    [
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '3650',
+      '-sha256',
+      '-extfile',
+      `${name}.ext`,
+      '-out',
+      `${name}.crt`,
+    ],
     dir,
   );
 }
@@ -47,7 +63,10 @@ export function ensurePki(dir: string): Pki {
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
   openssl(['genrsa', '-out', 'ca.key', '2048'], dir);
-  openssl(['req', '-x509', '-new', '-key', 'ca.key', '-subj', '/CN=keelson-local-ca', '-days', '3650', '-out', 'ca.crt'], dir);
+  openssl(
+    ['req', '-x509', '-new', '-key', 'ca.key', '-subj', '/CN=keelson-local-ca', '-days', '3650', '-out', 'ca.crt'],
+    dir,
+  );
   signedCert(
     dir,
     'apiserver',

@@ -96,7 +96,9 @@ function terminated(c: V1Container, exitCode: number, restartCount = 0): V1Conta
     imageID: `sim://${c.image ?? ''}`,
     ready: false,
     restartCount,
-    state: { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt: now(), finishedAt: now() } },
+    state: {
+      terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt: now(), finishedAt: now() },
+    },
   };
 }
 
@@ -205,7 +207,8 @@ async function finish(pod: V1Pod, restarts: number): Promise<void> {
       });
     }
     log(`pod ${current.metadata!.namespace}/${current.metadata!.name} stage=${stage ?? '-'} succeeded`);
-    if (requestsReboot(current)) await reboot(current.spec!.nodeName!, seconds(env.get('KEELSON_SIM_REBOOT_SECONDS'), 5));
+    if (requestsReboot(current))
+      await reboot(current.spec!.nodeName!, seconds(env.get('KEELSON_SIM_REBOOT_SECONDS'), 5));
     return;
   }
 
@@ -296,7 +299,8 @@ async function onPod(pod: V1Pod): Promise<void> {
   if (phase !== 'Running') return start(pod);
   // After a simulator restart, pick up workload pods whose run was in flight.
   const done = (pod.status?.initContainerStatuses ?? []).some((s) => s.state?.terminated || s.state?.waiting);
-  if (isWorkload(pod) && !done && (pod.status?.containerStatuses ?? []).every((s) => s.state?.running)) schedule(pod, 0);
+  if (isWorkload(pod) && !done && (pod.status?.containerStatuses ?? []).every((s) => s.state?.running))
+    schedule(pod, 0);
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- watch events carry untyped JSON objects
@@ -310,15 +314,19 @@ function watchForever(path: string, onObject: (type: string, obj: any) => void):
 }
 
 async function main(): Promise<void> {
-  watchForever('/api/v1/nodes', (type: string, node: { metadata?: { name?: string; annotations?: Record<string, string> } }) => {
-    const name = node.metadata?.name;
-    if (!name) return;
-    if (type === 'DELETED' || node.metadata?.annotations?.['kwok.x-k8s.io/node'] !== 'fake') fakeNodes.delete(name);
-    else fakeNodes.add(name);
-  });
+  watchForever(
+    '/api/v1/nodes',
+    (type: string, node: { metadata?: { name?: string; annotations?: Record<string, string> } }) => {
+      const name = node.metadata?.name;
+      if (!name) return;
+      if (type === 'DELETED' || node.metadata?.annotations?.['kwok.x-k8s.io/node'] !== 'fake') fakeNodes.delete(name);
+      else fakeNodes.add(name);
+    },
+  );
   // Let the node watch fill the set before pods are judged against it.
   const nodes = await core.listNode();
-  for (const n of nodes.items) if (n.metadata?.annotations?.['kwok.x-k8s.io/node'] === 'fake') fakeNodes.add(n.metadata.name!);
+  for (const n of nodes.items)
+    if (n.metadata?.annotations?.['kwok.x-k8s.io/node'] === 'fake') fakeNodes.add(n.metadata.name!);
   watchForever('/api/v1/pods', (type: string, pod: V1Pod) => {
     if (type === 'ADDED' || type === 'MODIFIED') onPod(pod).catch(report);
   });

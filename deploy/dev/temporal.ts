@@ -9,7 +9,15 @@ export const temporalUiPort = Number(process.env.KEELSON_TEMPORAL_UI_PORT ?? 823
 export const temporalAddress = `127.0.0.1:${temporalPort}`;
 export const temporalUiUrl = `http://127.0.0.1:${temporalUiPort}`;
 
-const typeNames = { KEYWORD: 'Keyword', KEYWORD_LIST: 'KeywordList', TEXT: 'Text', INT: 'Int', DOUBLE: 'Double', BOOL: 'Bool', DATETIME: 'Datetime' };
+const typeNames = {
+  KEYWORD: 'Keyword',
+  KEYWORD_LIST: 'KeywordList',
+  TEXT: 'Text',
+  INT: 'Int',
+  DOUBLE: 'Double',
+  BOOL: 'Bool',
+  DATETIME: 'Datetime',
+};
 
 /** Starts the Temporal dev server (SQLite-persisted, Web UI, Keelson's search attributes) unless it is up. */
 export async function startTemporal(log: (line: string) => void): Promise<void> {
@@ -18,7 +26,9 @@ export async function startTemporal(log: (line: string) => void): Promise<void> 
     return;
   }
   if (await portOpen(temporalPort)) {
-    throw new Error(`port ${temporalPort} is taken by a process Keelson did not start; stop it or set KEELSON_TEMPORAL_PORT`);
+    throw new Error(
+      `port ${temporalPort} is taken by a process Keelson did not start; stop it or set KEELSON_TEMPORAL_PORT`,
+    );
   }
   fs.mkdirSync(stateDir, { recursive: true });
   const args = [

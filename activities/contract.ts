@@ -1,0 +1,94 @@
+// The activities the workflows call, as types only: workflows import this file with `import type`, the
+// Kubernetes implementation (activities/index.ts, createActivities) satisfies it, and workflow tests supply fakes.
+import type { Interrupt, LabelSelector, NodeState, Package, RolloutKind, Stage, Status, Toleration } from '../model';
+
+/** Identifies the rollout a piece of work belongs to, and where its metadata lives on Nodes and Jobs. */
+export interface RolloutRef {
+  rollout: string;
+  kind: RolloutKind;
+  /** Spec generation: scopes the agent's flag files and the Job identity. */
+  generation: number;
+}
+
+export interface RunStageInput extends RolloutRef {
+  node: string;
+  package: Package;
+  stage: Exclude<Stage, 'interrupt'>;
+  /** The stage timeout: the Job's activeDeadlineSeconds and this activity's start-to-close timeout. */
+  timeoutSeconds: number;
+  additionalTolerations: Toleration[];
+}
+
+export interface RunInterruptInput extends RolloutRef {
+  node: string;
+  /** The package whose interrupt won the merge (§3.5); its image and identity name the Job. */
+  owner: Package;
+  interrupt: Interrupt;
+  timeoutSeconds: number;
+  additionalTolerations: Toleration[];
+}
+
+export interface StageResult {
+  outcome: 'complete' | 'failed';
+  /** Complete, BackoffLimitExceeded, DeadlineExceeded, ImagePullBackOff, ... */
+  reason: string;
+  jobName: string;
+  /** True when an existing Job or legacy Pod (Skyhook, NodeWright, earlier Keelson run) was waited on (G2). */
+  adopted: boolean;
+  /** Failed pod attempts seen (G6). */
+  failedPods: number;
+  /** Sanitized tail of the last failed pod's log (G7); empty when the stage completed. */
+  logTail: string;
+}
+
+export interface StageJobRef {
+  jobName: string;
+}
+
+export interface WriteNodeStateInput extends RolloutRef {
+  node: string;
+  state: NodeState;
+  status: Status;
+  /** The annotation value Keelson last wrote (null: none yet); the patch tests it before replacing. */
+  previous: string | null;
+}
+
+export interface NodeFacts {
+  name: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  taints: { key: string; value?: string; effect: string }[];
+  unschedulable: boolean;
+  ready: boolean;
+  bootId: string;
+}
+
+export interface KeelsonActivities {
+  /** Create or adopt the stage Job and wait for its end; cancelling leaves the Job in place. */
+  runStage(input: RunStageInput): Promise<StageResult>;
+  /** Create or adopt the merged interrupt Job once no package workload runs on the node (G2), and wait for it. */
+  runInterrupt(input: RunInterruptInput): Promise<StageResult>;
+  /** Patch a running stage Job's activeDeadlineSeconds after a stageTimeout change (G4). */
+  setStageDeadline(input: StageJobRef & { activeDeadlineSeconds: number }): Promise<void>;
+  /** spec.suspend on a stage Job: pause suspends, resume unsuspends (G5). */
+  suspendStageJob(input: StageJobRef & { suspend: boolean }): Promise<void>;
+  /** Delete a finished Job; called only after its outcome is in node state (G3). */
+  deleteStageJob(input: StageJobRef): Promise<void>;
+  /** Whole-state write with a test-then-replace JSON Patch; returns the annotation value written (G1). */
+  writeNodeState(input: WriteNodeStateInput): Promise<{ written: string }>;
+  /** The node-state annotation as an operator or an earlier Keelson left it (migration), and node facts. */
+  readNode(input: RolloutRef & { node: string }): Promise<{ facts: NodeFacts; nodeState: string | null }>;
+  cordon(input: RolloutRef & { node: string }): Promise<void>;
+  /** Removes only a cordon that this rollout's annotation says Keelson made; returns whether it uncordoned. */
+  uncordon(input: RolloutRef & { node: string }): Promise<boolean>;
+  /** Waits while a pod matching the selector is Running or Pending on the node; false on timeout. */
+  waitForProtectedPods(input: { node: string; selector: LabelSelector; timeoutSeconds: number }): Promise<boolean>;
+  /** Evicts the node's workload pods (PDBs respected) until done or timed out, then applies the policy. */
+  drain(input: { node: string; timeoutSeconds: number; onTimeout: 'wait' | 'fail' | 'force' }): Promise<void>;
+  /** Waits for a boot ID different from the one given, then for Ready. */
+  waitForReboot(input: { node: string; previousBootId: string; timeoutSeconds: number }): Promise<void>;
+  removeTaint(input: { node: string; key: string; effect: string }): Promise<void>;
+  listNodes(input: { selector: LabelSelector }): Promise<NodeFacts[]>;
+  /** Signal-with-start of a node workflow (workflows cannot start an unrelated workflow themselves). */
+  ensureNodeWorkflow(input: { cluster: string; node: string; signal: string; args: unknown[] }): Promise<void>;
+}
