@@ -48,8 +48,16 @@ export const SelectorRequirementSchema = z
     }
   });
 
+// Keys are checked here rather than with a key schema, so the issue lands on the key with its own message.
+const MatchLabelsSchema = z.record(z.string(), LabelValue).superRefine((labels, ctx) => {
+  for (const key of Object.keys(labels)) {
+    const problem = labelKeyProblem(key);
+    if (problem) ctx.addIssue({ code: 'custom', path: [key], message: problem });
+  }
+});
+
 export const LabelSelectorSchema = z.strictObject({
-  matchLabels: z.record(LabelKey, LabelValue).optional(),
+  matchLabels: MatchLabelsSchema.optional(),
   matchExpressions: z.array(SelectorRequirementSchema).optional(),
 });
 export type LabelSelector = z.infer<typeof LabelSelectorSchema>;

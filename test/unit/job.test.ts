@@ -1,0 +1,175 @@
+import fc from 'fast-check';
+import {
+  buildInterruptJob,
+  buildStageJob,
+  parseRolloutDocuments,
+  safeLabelValue,
+  safeName,
+  stageJobName,
+  STAGES,
+  type JobContext,
+  type Package,
+} from '../../model';
+
+const { rollouts } = parseRolloutDocuments([
+  {
+    apiVersion: 'skyhook.nvidia.com/v1alpha1',
+    kind: 'Skyhook',
+    metadata: { name: 'demo' },
+    spec: {
+      packages: {
+        dexter: {
+          version: '1.2.3',
+          image: 'registry.local:5000/nvidia/agentless',
+          env: [{ name: 'SLEEP_LEN', value: '1' }],
+          configMap: { a: 'b' },
+          resources: { cpuRequest: '100m', cpuLimit: '200m', memoryRequest: '64Mi', memoryLimit: '128Mi' },
+          gracefulShutdown: '45s',
+          interrupt: { type: 'reboot' },
+        },
+      },
+    },
+  },
+]);
+const pkg: Package = rollouts[0]!.spec.packages['dexter']!;
+const ctx: JobContext = {
+  rollout: 'demo',
+  rolloutUid: 'uid1',
+  generation: 3,
+  node: 'worker-1',
+  namespace: 'keelson',
+  agentImage: 'nvcr.io/nvidia/skyhook/agent:v6.4.1',
+  copyDirRoot: '/var/lib/skyhook',
+  agentLogRoot: '/var/log/skyhook',
+  imagePullSecret: 'pull',
+  additionalTolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+  nodeMetadataConfigMap: 'demo-worker-1-metadata',
+  backoffLimit: 3,
+  activeDeadlineSeconds: 600,
+};
+
+describe('names', () => {
+  test('deterministic, DNS-safe, at most 57 so child pods stay within 63, distinct for distinct keys', () => {
+    const part = fc.string({ minLength: 1, maxLength: 120 });
+    fc.assert(
+      fc.property(part, part, part, fc.constantFrom(...STAGES), part, (rollout, p, version, stage, node) => {
+        const name = stageJobName({ rollout, package: p, version, stage, node });
+        expect(name).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+        expect(name.length).toBeLessThanOrEqual(57);
+        expect(`${name}-abcde`.length).toBeLessThanOrEqual(63);
+        expect(stageJobName({ rollout, package: p, version, stage, node })).toBe(name);
+        expect(stageJobName({ rollout, package: p, version: `${version}x`, stage, node })).not.toBe(name);
+      }),
+    );
+    expect(stageJobName({ rollout: 'demo', package: 'dexter', version: '1.2.3', stage: 'apply', node: 'w1' })).toMatch(
+      /^demo-dexter-1-2-3-apply-w1-[0-9a-f]{8}$/,
+    );
+  });
+
+  test('label values stay within 63 and valid; valid short values are kept', () => {
+    expect(safeLabelValue('1.2.3')).toBe('1.2.3');
+    fc.assert(
+      fc.property(fc.string({ maxLength: 300 }), (v) => {
+        expect(safeLabelValue(v)).toMatch(/^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/);
+        expect(safeLabelValue(v).length).toBeLessThanOrEqual(63);
+      }),
+    );
+    expect(safeName(20, 'A.B', 'c')).toMatch(/^a-b-c-[0-9a-f]{8}$/);
+  });
+});
+
+describe('stage Job (§3.1 as a Job)', () => {
+  const job = buildStageJob(ctx, pkg, 'apply');
+  const pod = job.spec.template.spec;
+
+  test('Job settings: backoff, disruptions ignored, deadline, replacement only when failed', () => {
+    expect(job.spec).toMatchObject({
+      backoffLimit: 3,
+      activeDeadlineSeconds: 600,
+      podReplacementPolicy: 'Failed',
+      podFailurePolicy: { rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget' }] }] },
+    });
+    expect(pod).toMatchObject({
+      nodeName: 'worker-1',
+      restartPolicy: 'Never',
+      hostPID: true,
+      hostNetwork: true,
+      terminationGracePeriodSeconds: 45,
+      imagePullSecrets: [{ name: 'pull' }],
+    });
+  });
+
+  test('labels identify rollout, package, version, stage and node', () => {
+    expect(job.metadata.labels).toEqual({
+      'keelson.dev/rollout': 'demo',
+      'keelson.dev/package': 'dexter',
+      'keelson.dev/version': '1.2.3',
+      'keelson.dev/stage': 'apply',
+      'keelson.dev/node': 'worker-1',
+      'keelson.dev/generation': '3',
+    });
+    expect(JSON.parse(job.metadata.annotations['keelson.dev/package']!)).toMatchObject({
+      name: 'dexter',
+      stage: 'apply',
+      node: 'worker-1',
+    });
+  });
+
+  test('containers: package image copies, agent runs stage then check, with env and resources', () => {
+    const dir = '/var/lib/skyhook/demo/dexter-1.2.3-uid1-3';
+    expect(pod.initContainers.map((c) => [c.name, c.image, c.args ?? null])).toEqual([
+      ['dexter-init', 'registry.local:5000/nvidia/agentless:1.2.3', null],
+      ['dexter-apply', ctx.agentImage, ['apply', '/root', dir]],
+    ]);
+    expect(pod.containers.map((c) => [c.name, c.args])).toEqual([['dexter-applycheck', ['apply-check', '/root', dir]]]);
+    const env = pod.containers[0]!.env.map((e) => `${e.name}=${e.value}`);
+    expect(env).toEqual([
+      'SKYHOOK_LOG_DIR=/var/log/skyhook/demo',
+      'SKYHOOK_ROOT_DIR=/var/lib/skyhook/demo',
+      'COPY_RESOLV=false',
+      'SKYHOOK_RESOURCE_ID=demo-uid1-3_dexter_1.2.3',
+      'SLEEP_LEN=1',
+    ]);
+    expect(pod.initContainers[0]!.resources).toEqual({
+      requests: { cpu: '100m', memory: '64Mi' },
+      limits: { cpu: '200m', memory: '128Mi' },
+    });
+    expect(pod.volumes.map((v) => v.name)).toEqual(['root-mount', 'metadata', 'package-config']);
+    expect(pod.tolerations.map((t) => t.key)).toEqual(['node.kubernetes.io/unschedulable', 'nvidia.com/gpu']);
+  });
+
+  test('uninstall runs without the package env, resources and configMap (§3.7)', () => {
+    const u = buildStageJob(ctx, pkg, 'uninstall').spec.template.spec;
+    expect(u.containers[0]!.env.map((e) => e.name)).not.toContain('SLEEP_LEN');
+    expect(u.containers[0]!.resources).toBeUndefined();
+    expect(u.volumes.map((v) => v.name)).toEqual(['root-mount', 'metadata']);
+  });
+
+  test('containerSHA pins the package image by digest', () => {
+    const sha = `sha256:${'a'.repeat(64)}`;
+    expect(
+      buildStageJob(ctx, { ...pkg, containerSHA: sha }, 'config').spec.template.spec.initContainers[0]!.image,
+    ).toBe(`registry.local:5000/nvidia/agentless@${sha}`);
+  });
+});
+
+describe('interrupt Job', () => {
+  test('needs no image pull after the interrupt: one agent container, IfNotPresent (G5)', () => {
+    const job = buildInterruptJob(ctx, pkg, { type: 'reboot' });
+    const pod = job.spec.template.spec;
+    expect(pod.initContainers).toEqual([]);
+    expect(pod.containers).toHaveLength(1);
+    expect(pod.containers[0]).toMatchObject({
+      name: 'interrupt',
+      image: ctx.agentImage,
+      imagePullPolicy: 'IfNotPresent',
+    });
+    expect(pod.restartPolicy).toBe('OnFailure');
+    expect(job.spec.podFailurePolicy).toBeUndefined();
+    expect(pod.tolerations).toEqual(
+      expect.arrayContaining([{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' }]),
+    );
+    expect(job.metadata.labels['keelson.dev/stage']).toBe('interrupt');
+    expect(job.metadata.name).toMatch(/^demo-interrupt-reboot-worker-1-[0-9a-f]{8}$/);
+  });
+});
