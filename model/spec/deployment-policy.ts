@@ -34,7 +34,6 @@ export const StrategySchema = z
     }
   });
 export type Strategy = z.infer<typeof StrategySchema>;
-export type StrategyType = 'fixed' | 'linear' | 'exponential';
 
 /** The strategy as a tagged value, which the batch math works on. */
 export type StrategyParams =
