@@ -8,6 +8,11 @@ export interface RolloutRef {
   kind: RolloutKind;
   /** Spec generation: scopes the agent's flag files and the Job identity. */
   generation: number;
+  /**
+   * The rollout's identity across delete-and-recreate (e.g. the rollout workflow's first run ID): scopes the agent's
+   * flag files with the generation (§3.2). Optional; the worker's cluster name stands in when absent.
+   */
+  rolloutUid?: string;
 }
 
 export interface RunStageInput extends RolloutRef {

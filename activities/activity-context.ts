@@ -1,0 +1,31 @@
+import { Context } from '@temporalio/activity';
+
+// Heartbeat and cancellation that also work when an activity function is called directly (tests, scripts):
+// outside an activity there is nothing to heartbeat to and nothing cancels.
+
+function current(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined;
+  }
+}
+
+export function heartbeat(details: unknown): void {
+  current()?.heartbeat(details);
+}
+
+/** Rejects with the activity's CancelledFailure when it is cancelled; never settles outside an activity. */
+export function cancelled(): Promise<never> {
+  return current()?.cancelled ?? new Promise<never>(() => undefined);
+}
+
+/** Sleeps, or throws CancelledFailure when the activity is cancelled first. */
+export async function pause(ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([new Promise<void>((r) => (timer = setTimeout(r, ms))), cancelled()]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

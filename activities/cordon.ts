@@ -1,0 +1,111 @@
+import { nodeMetadataKeys } from '../model';
+import type { RolloutRef } from './contract';
+import { jsonPatch, pointer, type Clients } from './clients';
+import { classifyKubeError, kubeCode } from './kube-errors';
+import { keyPrefix } from './node-state';
+import { readNodeObject } from './nodes';
+
+// Cordon with an ownership annotation (`<prefix>cordon_<rollout>`, §4): "true" when Keelson set
+// spec.unschedulable, "preexisting" when the node was already cordoned by someone else. Uncordon removes only
+// Keelson's own cordon, and leaves the node unschedulable while another rollout still holds one. Every write is a
+// JSON Patch whose tests make a concurrent change fail the patch, which is then re-read and retried.
+
+export const OWN_CORDON = 'true';
+export const PREEXISTING_CORDON = 'preexisting';
+
+type Op = { op: 'test' | 'add' | 'remove' | 'replace'; path: string; value?: unknown };
+
+const annotationPath = (key: string) => `/metadata/annotations/${pointer(key)}`;
+
+/** Applies `plan(node)` (undefined: nothing to do) as a JSON Patch, re-reading and retrying on a failed test. */
+async function patchWithTests(
+  clients: Clients,
+  name: string,
+  plan: (node: Awaited<ReturnType<typeof readNodeObject>>) => Op[] | undefined,
+): Promise<boolean> {
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const node = await readNodeObject(clients, name);
+    const ops = plan(node);
+    if (!ops) return false;
+    try {
+      await clients.core.patchNode({ name, body: ops }, jsonPatch);
+      return true;
+    } catch (err) {
+      const code = kubeCode(err);
+      if (code !== 409 && code !== 422) throw classifyKubeError(err, 'patch', `node ${name}`);
+      if (attempt === 9) throw classifyKubeError(err, 'patch', `node ${name}`);
+    }
+  }
+  return false;
+}
+
+function testUnschedulable(value: boolean | undefined): Op {
+  // A missing spec.unschedulable tests as null.
+  return { op: 'test', path: '/spec/unschedulable', value: value ?? null };
+}
+
+export async function cordon(
+  clients: Clients,
+  prefix: string | undefined,
+  input: RolloutRef & { node: string },
+): Promise<void> {
+  const key = nodeMetadataKeys(input.rollout, keyPrefix(input.kind, prefix)).cordon;
+  await patchWithTests(clients, input.node, (node) => {
+    if (node.metadata?.annotations?.[key] !== undefined) return undefined; // already held
+    const was = node.spec?.unschedulable;
+    const ops: Op[] = node.metadata?.annotations ? [] : [{ op: 'add', path: '/metadata/annotations', value: {} }];
+    ops.push(testUnschedulable(was), {
+      op: 'add',
+      path: annotationPath(key),
+      value: was ? PREEXISTING_CORDON : OWN_CORDON,
+    });
+    if (!was) ops.push({ op: 'add', path: '/spec/unschedulable', value: true });
+    return ops;
+  });
+}
+
+/** True when this call made the node schedulable again. */
+export async function uncordon(
+  clients: Clients,
+  prefix: string | undefined,
+  input: RolloutRef & { node: string },
+): Promise<boolean> {
+  const key = nodeMetadataKeys(input.rollout, keyPrefix(input.kind, prefix)).cordon;
+  let uncordoned = false;
+  await patchWithTests(clients, input.node, (node) => {
+    const annotations = node.metadata?.annotations ?? {};
+    const held = annotations[key];
+    if (held === undefined) return undefined;
+    const ops: Op[] = [
+      { op: 'test', path: annotationPath(key), value: held },
+      { op: 'remove', path: annotationPath(key) },
+    ];
+    // Another rollout's Keelson cordon (any prefix) keeps the node cordoned until it lets go too.
+    const others = Object.entries(annotations).some(([k, v]) => k !== key && /\/cordon_/.test(k) && v === OWN_CORDON);
+    uncordoned = held === OWN_CORDON && !others && node.spec?.unschedulable === true;
+    if (uncordoned) ops.push(testUnschedulable(true), { op: 'replace', path: '/spec/unschedulable', value: false });
+    return ops;
+  });
+  return uncordoned;
+}
+
+export async function removeTaint(
+  clients: Clients,
+  input: { node: string; key: string; effect: string },
+): Promise<void> {
+  await patchWithTests(clients, input.node, (node) => {
+    const ops: Op[] = [];
+    const taints = node.spec?.taints ?? [];
+    // Highest index first, so each removal leaves the earlier indexes valid; the tests pin what sits there.
+    for (let i = taints.length - 1; i >= 0; i--) {
+      const t = taints[i]!;
+      if (t.key !== input.key || t.effect !== input.effect) continue;
+      ops.push(
+        { op: 'test', path: `/spec/taints/${i}/key`, value: t.key },
+        { op: 'test', path: `/spec/taints/${i}/effect`, value: t.effect },
+        { op: 'remove', path: `/spec/taints/${i}` },
+      );
+    }
+    return ops.length > 0 ? ops : undefined;
+  });
+}

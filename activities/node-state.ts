@@ -1,0 +1,104 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { encodeNodeState, nodeMetadataKeys, type NodeState, type RolloutKind } from '../model';
+import { metadataPrefix } from '../model/spec/rollout-spec';
+import type { NodeFacts, RolloutRef, WriteNodeStateInput } from './contract';
+import { jsonPatch, pointer, strategicPatch, type Clients } from './clients';
+import { classifyKubeError, kube, kubeCode } from './kube-errors';
+import { nodeFacts, readNodeObject } from './nodes';
+
+// Node state (G1): the whole nodeState_<rollout> value written as ONE JSON Patch that first tests the annotation
+// still holds what Keelson last wrote (or is absent on the first write), then replaces it, with the status
+// annotation and label. No resourceVersion precondition: kubelet status updates move it constantly. A failed test
+// means another writer changed Keelson's state: reported as ForeignNodeStateWrite, never merged.
+
+export function keyPrefix(kind: RolloutKind, configured: string | undefined): string {
+  return configured ?? metadataPrefix(kind);
+}
+
+type Op = { op: 'test' | 'add' | 'replace'; path: string; value: unknown };
+
+function conditions(keys: ReturnType<typeof nodeMetadataKeys>, state: NodeState, status: string) {
+  const now = new Date().toISOString();
+  const erroring = Object.values(state).some((e) => e.state === 'erroring' || e.state === 'unknown');
+  const complete = status === 'complete';
+  return [
+    {
+      type: keys.notReadyCondition,
+      status: complete ? 'False' : 'True',
+      reason: complete ? 'Complete' : 'Incomplete',
+      message: `rollout ${complete ? 'complete' : 'incomplete'} on this node`,
+      lastHeartbeatTime: now,
+      lastTransitionTime: now,
+    },
+    {
+      type: keys.erroringCondition,
+      status: erroring ? 'True' : 'False',
+      reason: erroring ? 'Erroring' : 'NotErroring',
+      message: erroring ? 'Package(s) Erroring or Unknown' : 'Not Erroring',
+      lastHeartbeatTime: now,
+      lastTransitionTime: now,
+    },
+  ];
+}
+
+export async function writeNodeState(
+  clients: Clients,
+  configuredPrefix: string | undefined,
+  input: WriteNodeStateInput,
+): Promise<{ written: string }> {
+  const keys = nodeMetadataKeys(input.rollout, keyPrefix(input.kind, configuredPrefix));
+  const written = encodeNodeState(input.state);
+  const annotation = (key: string) => `/metadata/annotations/${pointer(key)}`;
+  const ops: Op[] = [];
+  if (input.previous === null) {
+    // First write: the key must be absent (a JSON Patch test against null passes only for a missing member).
+    const node = await readNodeObject(clients, input.node);
+    if (!node.metadata?.annotations) ops.push({ op: 'add', path: '/metadata/annotations', value: {} });
+    if (!node.metadata?.labels) ops.push({ op: 'add', path: '/metadata/labels', value: {} });
+    ops.push({ op: 'test', path: annotation(keys.nodeState), value: null });
+    ops.push({ op: 'add', path: annotation(keys.nodeState), value: written });
+  } else {
+    ops.push({ op: 'test', path: annotation(keys.nodeState), value: input.previous });
+    ops.push({ op: 'replace', path: annotation(keys.nodeState), value: written });
+  }
+  ops.push({ op: 'add', path: annotation(keys.status), value: input.status });
+  ops.push({ op: 'add', path: `/metadata/labels/${pointer(keys.status)}`, value: input.status });
+  try {
+    await clients.core.patchNode({ name: input.node, body: ops }, jsonPatch);
+  } catch (err) {
+    // A failed test comes back as 422 Invalid (or 409) with no detail: the annotation itself tells what happened.
+    const code = kubeCode(err);
+    if (code !== 409 && code !== 422) throw classifyKubeError(err, 'patch', `node ${input.node}`);
+    const current = (await readNodeObject(clients, input.node)).metadata?.annotations?.[keys.nodeState] ?? null;
+    // current === written: an activity retry after a write that landed. current === previous: not the test.
+    if (current === input.previous) throw classifyKubeError(err, 'patch', `node ${input.node}`);
+    if (current !== written) {
+      const found = current === null ? 'no value' : JSON.stringify(current.slice(0, 300));
+      const expected = input.previous === null ? 'no value' : 'the value Keelson last wrote';
+      throw ApplicationFailure.create({
+        type: 'ForeignNodeStateWrite',
+        nonRetryable: true,
+        message: `node ${input.node}: annotation ${keys.nodeState} was changed by another writer (expected ${expected}, found ${found}); Keelson does not merge`,
+        details: [{ node: input.node, annotation: keys.nodeState, found: current }],
+      });
+    }
+  }
+  await kube('patch', `node ${input.node} status`, () =>
+    clients.core.patchNodeStatus(
+      { name: input.node, body: { status: { conditions: conditions(keys, input.state, input.status) } } },
+      strategicPatch,
+    ),
+  );
+  return { written };
+}
+
+export async function readNode(
+  clients: Clients,
+  configuredPrefix: string | undefined,
+  input: RolloutRef & { node: string },
+): Promise<{ facts: NodeFacts; nodeState: string | null }> {
+  const node = await readNodeObject(clients, input.node);
+  const keys = nodeMetadataKeys(input.rollout, keyPrefix(input.kind, configuredPrefix));
+  const raw = node.metadata?.annotations?.[keys.nodeState];
+  return { facts: nodeFacts(node), nodeState: raw === undefined ? null : raw };
+}

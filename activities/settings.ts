@@ -1,0 +1,42 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Client } from '@temporalio/client';
+
+/** What the activities need to know about the cluster they run against (workers/config.ts fills it from env). */
+export interface ActivitySettings {
+  /** Cluster name in node workflow IDs (`keelson/<cluster>/node/<node>`). */
+  cluster: string;
+  /** Task queue on which node workflows are started. */
+  taskQueue: string;
+  /** Namespace of stage and interrupt Jobs and their ConfigMaps. */
+  namespace: string;
+  agentImage: string;
+  /** Node-state key prefix; undefined: by rollout kind (`skyhook.nvidia.com/` or `nodewright.nvidia.com/`). */
+  keyPrefix?: string;
+  /** Operator label prefixes whose package Jobs and Pods are adopted and gate interrupts (G2). */
+  legacyPrefixes: readonly string[];
+  /** Adopt running Skyhook/NodeWright work instead of starting a second executor (G2). */
+  adoption: boolean;
+  /** How long a pod may fail to pull its image before the stage is reported failed. */
+  imagePullGraceSeconds: number;
+  /** Byte budget of a stored log tail (G7). */
+  logTailBytes: number;
+  backoffLimit: number;
+  /** ttlSecondsAfterFinished of stage Jobs; deleteStageJob removes them earlier once recorded (G3). */
+  jobRetentionSeconds: number;
+  copyDirRoot: string;
+  agentLogRoot: string;
+  imagePullSecret?: string;
+  /** `key=value:Effect` of the runtime-required taint, tolerated by stage pods. */
+  runtimeRequiredTaint?: string;
+  /** Heartbeat and re-evaluation period of waits. */
+  pollSeconds: number;
+}
+
+export interface ActivityDeps {
+  kubeConfig: KubeConfig;
+  /** Only ensureNodeWorkflow needs it. */
+  temporal?: Client;
+  settings: ActivitySettings;
+}
+
+export const DEFAULT_LEGACY_PREFIXES = ['skyhook.nvidia.com/', 'nodewright.nvidia.com/'] as const;

@@ -1,0 +1,47 @@
+import { activitySettings, ConfigError, loadConfig } from '../../workers/config';
+
+describe('G9 worker settings', () => {
+  test('defaults fill every setting from an empty environment', () => {
+    const config = loadConfig({});
+    expect(config.TEMPORAL_ADDRESS).toBe('127.0.0.1:7233');
+    expect(config.KEELSON_IMAGE_PULL_GRACE_SECONDS).toBe(300);
+    expect(config.KEELSON_LEGACY_PREFIXES).toEqual(['skyhook.nvidia.com/', 'nodewright.nvidia.com/']);
+    expect(config.KEELSON_ADOPTION).toBe(true);
+    expect(activitySettings(config).keyPrefix).toBeUndefined();
+  });
+
+  test('values from the environment are parsed', () => {
+    const config = loadConfig({
+      KEELSON_IMAGE_PULL_GRACE_SECONDS: '5',
+      KEELSON_ADOPTION: 'false',
+      KEELSON_KEY_PREFIX: 'nodewright.nvidia.com/',
+    });
+    expect(config.KEELSON_IMAGE_PULL_GRACE_SECONDS).toBe(5);
+    expect(config.KEELSON_ADOPTION).toBe(false);
+    expect(config.KEELSON_KEY_PREFIX).toBe('nodewright.nvidia.com/');
+  });
+
+  test('G9 a bad value stops start-up naming the setting, the value and the allowed range', () => {
+    expect(() => loadConfig({ KEELSON_IMAGE_PULL_GRACE_SECONDS: '0' })).toThrow(ConfigError);
+    expect(() => loadConfig({ KEELSON_IMAGE_PULL_GRACE_SECONDS: '0' })).toThrow(
+      'KEELSON_IMAGE_PULL_GRACE_SECONDS="0": must be a whole number of seconds from 1 to 3600',
+    );
+    expect(() => loadConfig({ KEELSON_LOG_TAIL_BYTES: 'lots' })).toThrow('KEELSON_LOG_TAIL_BYTES="lots"');
+    expect(() => loadConfig({ KEELSON_ADOPTION: 'maybe' })).toThrow('KEELSON_ADOPTION="maybe": must be true or false');
+    expect(() => loadConfig({ KEELSON_DRAIN_POLICY: 'pray' })).toThrow('KEELSON_DRAIN_POLICY="pray"');
+    expect(() => loadConfig({ KEELSON_KEY_PREFIX: 'no-slash' })).toThrow(
+      'KEELSON_KEY_PREFIX="no-slash": must be a DNS subdomain followed by \'/\'',
+    );
+  });
+
+  test('G9 every bad setting is reported at once', () => {
+    let message = '';
+    try {
+      loadConfig({ KEELSON_BACKOFF_LIMIT: '99', KEELSON_CLUSTER: 'Not_A_Name' });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain('KEELSON_BACKOFF_LIMIT="99": must be a whole number from 0 to 20');
+    expect(message).toContain('KEELSON_CLUSTER="Not_A_Name"');
+  });
+});

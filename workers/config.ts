@@ -1,0 +1,142 @@
+import { z } from 'zod';
+import type { ActivitySettings } from '../activities/settings';
+import { DEFAULT_LEGACY_PREFIXES } from '../activities/settings';
+
+// Every worker knob, in ONE schema read from the environment (G9). A bad value stops start-up with a message that
+// names the setting, the value given and what is allowed. The docs' settings table is generated from `describe`.
+
+const seconds = (min: number, max: number, fallback: number) =>
+  z.coerce
+    .number()
+    .int(`must be a whole number of seconds from ${min} to ${max}`)
+    .min(min, `must be a whole number of seconds from ${min} to ${max}`)
+    .max(max, `must be a whole number of seconds from ${min} to ${max}`)
+    .default(fallback);
+
+const int = (min: number, max: number, fallback: number) =>
+  z.coerce
+    .number()
+    .int(`must be a whole number from ${min} to ${max}`)
+    .min(min, `must be a whole number from ${min} to ${max}`)
+    .max(max, `must be a whole number from ${min} to ${max}`)
+    .default(fallback);
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const name = (what: string, fallback: string) =>
+  z.string().regex(DNS_LABEL, `must be ${what}: 1-63 lowercase letters, digits or '-'`).default(fallback);
+const prefix = z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/$/, "must be a DNS subdomain followed by '/'");
+
+const bool = z
+  .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1');
+
+export const WorkerConfigSchema = z.object({
+  TEMPORAL_ADDRESS: z
+    .string()
+    .regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port')
+    .default('127.0.0.1:7233')
+    .describe('Temporal frontend'),
+  TEMPORAL_NAMESPACE: z.string().min(1, 'must not be empty').default('default').describe('Temporal namespace'),
+  KEELSON_TASK_QUEUE: z
+    .string()
+    .min(1, 'must not be empty')
+    .default('keelson')
+    .describe('task queue of rollout and node workflows'),
+  KEELSON_CLUSTER: name('a cluster name', 'local').describe('cluster name in workflow IDs keelson/<cluster>/...'),
+  KUBECONFIG: z.string().min(1).optional().describe('kubeconfig path; unset: in-cluster config or ~/.kube/config'),
+  KEELSON_NAMESPACE: name('a namespace name', 'keelson').describe('namespace of stage Jobs and their ConfigMaps'),
+  KEELSON_AGENT_IMAGE: z
+    .string()
+    .regex(/^[^\s:@]+(:[^\s:@/]+)?(@sha256:[a-f0-9]{64})?$|^[^\s@]+:\d+\/[^\s@]+$/, 'must be an image reference')
+    .default('ghcr.io/nvidia/skyhook/agent:6.4.1')
+    .describe('Skyhook/NodeWright agent image'),
+  KEELSON_KEY_PREFIX: prefix
+    .optional()
+    .describe('node-state key prefix; unset: by kind (skyhook.nvidia.com/ or nodewright.nvidia.com/)'),
+  KEELSON_LEGACY_PREFIXES: z
+    .string()
+    .default(DEFAULT_LEGACY_PREFIXES.join(','))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(prefix))
+    .describe('operator label prefixes whose package work is adopted and gates interrupts'),
+  KEELSON_ADOPTION: bool.default(true).describe('adopt running Skyhook/NodeWright package work (G2)'),
+  KEELSON_DRAIN_TIMEOUT_SECONDS: seconds(10, 86_400, 600).describe('drain timeout before the drain policy applies'),
+  KEELSON_DRAIN_POLICY: z
+    .enum(['wait', 'fail', 'force'])
+    .default('fail')
+    .describe('what a drain does when time runs out'),
+  KEELSON_PROTECTED_POD_WAIT_SECONDS: seconds(0, 604_800, 3_600).describe(
+    'longest wait for podNonInterruptLabels pods',
+  ),
+  KEELSON_IMAGE_PULL_GRACE_SECONDS: seconds(1, 3_600, 300).describe(
+    'how long an image may fail to pull before the stage fails',
+  ),
+  KEELSON_REBOOT_TIMEOUT_SECONDS: seconds(30, 86_400, 1_800).describe('longest wait for a new boot ID and Ready'),
+  KEELSON_JOB_RETENTION_SECONDS: seconds(600, 2_592_000, 604_800).describe(
+    'ttlSecondsAfterFinished of stage Jobs (failed Jobs keep their logs this long)',
+  ),
+  KEELSON_LOG_TAIL_BYTES: int(256, 65_536, 4_096).describe('byte budget of a stored log tail (G7)'),
+  KEELSON_BACKOFF_LIMIT: int(0, 20, 3).describe('backoffLimit of stage Jobs'),
+  KEELSON_COPY_DIR_ROOT: z
+    .string()
+    .startsWith('/', 'must be an absolute path')
+    .default('/var/lib/skyhook')
+    .describe('host directory packages are copied to'),
+  KEELSON_AGENT_LOG_ROOT: z
+    .string()
+    .startsWith('/', 'must be an absolute path')
+    .default('/var/log/skyhook')
+    .describe('host directory of agent logs'),
+  KEELSON_IMAGE_PULL_SECRET: z.string().min(1).optional().describe('image pull secret of stage pods'),
+  KEELSON_RUNTIME_REQUIRED_TAINT: z
+    .string()
+    .regex(/^[^=:\s]+(=[^:\s]*)?:(NoSchedule|PreferNoSchedule|NoExecute)$/, 'must be key[=value]:Effect')
+    .default('skyhook.nvidia.com=runtime-required:NoSchedule')
+    .describe('runtime-required taint, tolerated by stage pods'),
+  KEELSON_POLL_SECONDS: seconds(1, 60, 5).describe('heartbeat and re-check period of waits'),
+});
+export type WorkerConfig = z.infer<typeof WorkerConfigSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Reads the settings from an environment; throws ConfigError naming every bad setting, its value and the range. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>> = process.env): WorkerConfig {
+  const known = Object.fromEntries(
+    Object.keys(WorkerConfigSchema.shape).map((k) => [k, env[k] === '' ? undefined : env[k]]),
+  );
+  const parsed = WorkerConfigSchema.safeParse(known);
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.map((issue) => {
+    const key = String(issue.path[0]);
+    return `${key}=${JSON.stringify(env[key] ?? '')}: ${issue.message}`;
+  });
+  throw new ConfigError(`invalid worker settings:\n${lines.join('\n')}`);
+}
+
+export function activitySettings(config: WorkerConfig): ActivitySettings {
+  return {
+    cluster: config.KEELSON_CLUSTER,
+    taskQueue: config.KEELSON_TASK_QUEUE,
+    namespace: config.KEELSON_NAMESPACE,
+    agentImage: config.KEELSON_AGENT_IMAGE,
+    keyPrefix: config.KEELSON_KEY_PREFIX,
+    legacyPrefixes: config.KEELSON_LEGACY_PREFIXES,
+    adoption: config.KEELSON_ADOPTION,
+    imagePullGraceSeconds: config.KEELSON_IMAGE_PULL_GRACE_SECONDS,
+    logTailBytes: config.KEELSON_LOG_TAIL_BYTES,
+    backoffLimit: config.KEELSON_BACKOFF_LIMIT,
+    jobRetentionSeconds: config.KEELSON_JOB_RETENTION_SECONDS,
+    copyDirRoot: config.KEELSON_COPY_DIR_ROOT,
+    agentLogRoot: config.KEELSON_AGENT_LOG_ROOT,
+    imagePullSecret: config.KEELSON_IMAGE_PULL_SECRET,
+    runtimeRequiredTaint: config.KEELSON_RUNTIME_REQUIRED_TAINT,
+    pollSeconds: config.KEELSON_POLL_SECONDS,
+  };
+}
