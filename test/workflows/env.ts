@@ -1,0 +1,105 @@
+import {
+  Runtime,
+  DefaultLogger,
+  bundleWorkflowCode,
+  Worker,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { RolloutSpecSchema, type RolloutSpec } from '../../model';
+import { searchAttributeKeys } from '../../workflows/search-attributes';
+import { FakeCluster } from './fake-cluster';
+
+// A real Temporal dev server per test file, the workflow bundle built once, and a worker per test.
+
+let runtimeInstalled = false;
+
+export function requireBinary(variable: 'TEMPORAL_CLI_PATH' | 'TEMPORAL_TEST_SERVER_PATH'): string {
+  const p = process.env[variable];
+  if (!p || !fs.existsSync(p)) {
+    throw new Error(
+      `${variable} is ${p ? `${p}, which does not exist` : 'unset'}: run eval "$(deploy/dev/install-tools.sh --print-env)"`,
+    );
+  }
+  return p;
+}
+
+export async function startEnv(
+  extraArgs: string[] = [],
+): Promise<{ env: TestWorkflowEnvironment; bundle: WorkflowBundleWithSourceMap }> {
+  if (!runtimeInstalled) {
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+    runtimeInstalled = true;
+  }
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: requireBinary('TEMPORAL_CLI_PATH') },
+      searchAttributes: searchAttributeKeys,
+      extraArgs,
+    },
+  });
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../../workflows'),
+    logger: new DefaultLogger('ERROR'),
+  });
+  return { env, bundle };
+}
+
+export async function withWorker<T>(
+  env: TestWorkflowEnvironment,
+  bundle: WorkflowBundleWithSourceMap,
+  cluster: FakeCluster,
+  fn: (taskQueue: string) => Promise<T>,
+): Promise<T> {
+  const taskQueue = `wf-${randomUUID()}`;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: bundle,
+    activities: cluster.activities(env.client, taskQueue),
+  });
+  return worker.runUntil(fn(taskQueue));
+}
+
+export function rolloutSpec(
+  name: string,
+  spec: Record<string, unknown>,
+  policy: RolloutSpec['policy'] = null,
+): RolloutSpec {
+  return RolloutSpecSchema.parse({
+    name,
+    kind: 'Skyhook',
+    paused: false,
+    disabled: false,
+    spec,
+    policy,
+    resetBatchStateOnCompletion: false,
+  });
+}
+
+/** Polls until the check passes (workflow progress is asynchronous); the last error explains a timeout. */
+export async function eventually(check: () => Promise<void> | void, timeoutMs = 60_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (err) {
+      if (Date.now() > end) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** Writes a run's history as a replay fixture when KEELSON_RECORD_HISTORIES is set. */
+export async function recordHistory(env: TestWorkflowEnvironment, workflowId: string, fixture: string): Promise<void> {
+  if (!process.env.KEELSON_RECORD_HISTORIES) return;
+  const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+  const file = path.join(__dirname, '../fixtures/histories', `${fixture}.json`);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `{"workflowId":${JSON.stringify(workflowId)},"history":${historyToJSON(history)}}\n`);
+}

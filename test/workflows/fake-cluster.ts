@@ -1,0 +1,200 @@
+import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import type { KeelsonActivities, NodeFacts, RunStageInput, StageResult } from '../../activities/contract';
+import { encodeNodeState, stageJobName, type NodeState, type Status } from '../../model';
+import { nodeWorkflowId } from '../../workflows/messages';
+
+// Fake Kubernetes for workflow tests: plain functions with the activity contract, recording every call. Jobs run
+// for a scripted time while not suspended, then complete or fail; the workflows under test are real.
+
+export interface StageScript {
+  ms: number;
+  fail?: boolean;
+}
+
+interface FakeJob {
+  outcome?: 'complete' | 'failed';
+  leftMs: number;
+  fail: boolean;
+  suspended: boolean;
+  deadlineSeconds: number;
+}
+
+export interface Write {
+  node: string;
+  rollout: string;
+  state: NodeState;
+  status: Status;
+  at: number;
+}
+
+export class FakeCluster {
+  readonly calls: { name: string; input: unknown; at: number }[] = [];
+  readonly writes: Write[] = [];
+  readonly jobs = new Map<string, FakeJob>();
+  readonly annotations = new Map<string, string>();
+  readonly cordoned = new Set<string>();
+  maxCordoned = 0;
+  readonly nodes: NodeFacts[];
+  script: (input: RunStageInput) => StageScript = () => ({ ms: 100 });
+
+  constructor(nodeNames: string[], labels: (node: string) => Record<string, string> = () => ({})) {
+    this.nodes = nodeNames.map((name) => ({
+      name,
+      labels: labels(name),
+      annotations: {},
+      taints: [],
+      unschedulable: false,
+      ready: true,
+      bootId: `${name}-boot-0`,
+    }));
+  }
+
+  callsOf(name: string): { input: unknown; at: number }[] {
+    return this.calls.filter((c) => c.name === name);
+  }
+
+  /** The stage runs of one node in start order, as `package@version:stage`. */
+  stagesOn(node: string): string[] {
+    return this.callsOf('runStage')
+      .map((c) => c.input as RunStageInput)
+      .filter((i) => i.node === node)
+      .map((i) => `${i.package.name}@${i.package.version}:${i.stage}`);
+  }
+
+  finish(jobName: string, outcome: 'complete' | 'failed'): void {
+    const job = this.jobs.get(jobName);
+    if (job) job.leftMs = 0;
+    if (job) job.fail = outcome === 'failed';
+  }
+
+  activities(client: Client, taskQueue: string): KeelsonActivities {
+    const record = (name: string, input: unknown) => this.calls.push({ name, input, at: Date.now() });
+    const waitJob = async (jobName: string, adopted: boolean): Promise<StageResult> => {
+      const job = this.jobs.get(jobName)!;
+      let last = Date.now();
+      while (!job.outcome) {
+        heartbeat();
+        await sleep(20);
+        const now = Date.now();
+        if (!job.suspended) job.leftMs -= now - last;
+        last = now;
+        if (job.leftMs <= 0) job.outcome = job.fail ? 'failed' : 'complete';
+      }
+      const failed = job.outcome === 'failed';
+      return {
+        outcome: job.outcome,
+        reason: failed ? 'BackoffLimitExceeded' : 'Complete',
+        jobName,
+        adopted,
+        failedPods: failed ? 2 : 0,
+        logTail: failed ? `stage failed in ${jobName}` : '',
+      };
+    };
+    return {
+      runStage: async (input) => {
+        record('runStage', input);
+        const jobName = stageJobName({ ...input, package: input.package.name, version: input.package.version });
+        const existing = this.jobs.get(jobName);
+        if (!existing) {
+          const s = this.script(input);
+          this.jobs.set(jobName, {
+            leftMs: s.ms,
+            fail: !!s.fail,
+            suspended: false,
+            deadlineSeconds: input.timeoutSeconds,
+          });
+        }
+        return waitJob(jobName, existing !== undefined);
+      },
+      runInterrupt: async (input) => {
+        record('runInterrupt', input);
+        const node = this.nodes.find((n) => n.name === input.node)!;
+        if (input.interrupt.type === 'reboot') node.bootId = `${node.name}-boot-${this.callsOf('runInterrupt').length}`;
+        return {
+          outcome: 'complete',
+          reason: 'Complete',
+          jobName: `interrupt-${input.node}`,
+          adopted: false,
+          failedPods: 0,
+          logTail: '',
+        };
+      },
+      setStageDeadline: async (input) => {
+        record('setStageDeadline', input);
+        const job = this.jobs.get(input.jobName);
+        if (job) job.deadlineSeconds = input.activeDeadlineSeconds;
+      },
+      suspendStageJob: async (input) => {
+        record('suspendStageJob', input);
+        const job = this.jobs.get(input.jobName);
+        if (job) job.suspended = input.suspend;
+      },
+      deleteStageJob: async (input) => {
+        record('deleteStageJob', input);
+        this.jobs.delete(input.jobName);
+      },
+      writeNodeState: async (input) => {
+        const key = `${input.node}/${input.rollout}`;
+        if ((this.annotations.get(key) ?? null) !== input.previous) {
+          throw ApplicationFailure.nonRetryable(`foreign writer on ${key}`, 'ForeignWriter');
+        }
+        const written = encodeNodeState(input.state);
+        this.annotations.set(key, written);
+        this.writes.push({
+          node: input.node,
+          rollout: input.rollout,
+          state: input.state,
+          status: input.status,
+          at: Date.now(),
+        });
+        return { written };
+      },
+      readNode: async (input) => {
+        record('readNode', input);
+        const facts = this.nodes.find((n) => n.name === input.node)!;
+        return { facts: { ...facts }, nodeState: this.annotations.get(`${input.node}/${input.rollout}`) ?? null };
+      },
+      cordon: async (input) => {
+        record('cordon', input);
+        this.cordoned.add(input.node);
+        this.maxCordoned = Math.max(this.maxCordoned, this.cordoned.size);
+      },
+      uncordon: async (input) => {
+        record('uncordon', input);
+        return this.cordoned.delete(input.node);
+      },
+      waitForProtectedPods: async (input) => {
+        record('waitForProtectedPods', input);
+        return true;
+      },
+      drain: async (input) => {
+        record('drain', input);
+      },
+      waitForReboot: async (input) => {
+        record('waitForReboot', input);
+        const node = this.nodes.find((n) => n.name === input.node)!;
+        if (node.bootId === input.previousBootId) throw ApplicationFailure.nonRetryable('no reboot seen', 'NoReboot');
+      },
+      removeTaint: async (input) => {
+        record('removeTaint', input);
+        const node = this.nodes.find((n) => n.name === input.node)!;
+        node.taints = node.taints.filter((t) => !(t.key === input.key && t.effect === input.effect));
+      },
+      listNodes: async (input) => {
+        record('listNodes', input);
+        return this.nodes.map((n) => ({ ...n, taints: [...n.taints] }));
+      },
+      ensureNodeWorkflow: async (input) => {
+        record('ensureNodeWorkflow', input);
+        await client.workflow.signalWithStart('nodeWorkflow', {
+          workflowId: nodeWorkflowId(input.cluster, input.node),
+          taskQueue,
+          args: [{ cluster: input.cluster, node: input.node }],
+          signal: input.signal,
+          signalArgs: input.args,
+        });
+      },
+    };
+  }
+}

@@ -1,0 +1,129 @@
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { RunStageInput } from '../../activities/contract';
+import { rolloutWorkflow } from '../../workflows';
+import { rolloutWorkflowId, statusQuery } from '../../workflows/messages';
+import { FakeCluster } from './fake-cluster';
+import { eventually, recordHistory, rolloutSpec, startEnv, withWorker } from './env';
+
+let env: TestWorkflowEnvironment;
+let bundle: WorkflowBundleWithSourceMap;
+
+beforeAll(async () => {
+  ({ env, bundle } = await startEnv());
+}, 120_000);
+
+afterAll(async () => {
+  await env?.teardown();
+});
+
+const image = (n: string) => `ghcr.io/example/${n}`;
+const nodes = (n: number, prefix = 'node') => Array.from({ length: n }, (_, i) => `${prefix}-${i + 1}`);
+
+test('3 packages with dependsOn on 5 nodes with a budget of 2: stage order, at most 2 permits, complete', async () => {
+  const cluster = new FakeCluster(nodes(5));
+  const spec = rolloutSpec('drivers', {
+    interruptionBudget: { count: 2 },
+    packages: {
+      base: { version: '1.0.0', image: image('base') },
+      driver: { version: '2.0.0', image: image('driver'), dependsOn: { base: '1.0.0' }, interrupt: { type: 'reboot' } },
+      tools: { version: '1.1.0', image: image('tools'), dependsOn: { base: '1.0.0' } },
+    },
+  });
+  const id = rolloutWorkflowId('test', spec.name);
+  const started = Date.now();
+  await withWorker(env, bundle, cluster, async (taskQueue) => {
+    const handle = await env.client.workflow.start(rolloutWorkflow, {
+      taskQueue,
+      workflowId: id,
+      args: [{ cluster: 'test', spec }],
+    });
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 90_000);
+    const status = await handle.query(statusQuery);
+    expect(status.completeNodes).toBe('5/5');
+    for (const node of nodes(5)) {
+      expect(status.nodes[node]!.packages).toEqual({
+        base: { version: '1.0.0', stage: 'config', state: 'complete', restarts: 0 },
+        driver: { version: '2.0.0', stage: 'post-interrupt', state: 'complete', restarts: 0 },
+        tools: { version: '1.1.0', stage: 'config', state: 'complete', restarts: 0 },
+      });
+      const stages = cluster.stagesOn(node);
+      expect(stages.slice(0, 2)).toEqual(['base@1.0.0:apply', 'base@1.0.0:config']);
+      const at = (s: string) => stages.indexOf(s);
+      expect(at('driver@2.0.0:apply')).toBeLessThan(at('driver@2.0.0:config'));
+      expect(at('driver@2.0.0:config')).toBeLessThan(at('driver@2.0.0:post-interrupt'));
+      expect(at('tools@1.1.0:apply')).toBeGreaterThan(at('base@1.0.0:config'));
+      expect(stages).toHaveLength(7);
+    }
+    expect(cluster.callsOf('runInterrupt')).toHaveLength(5);
+    expect(cluster.callsOf('waitForReboot')).toHaveLength(5);
+    expect(cluster.maxCordoned).toBe(2);
+    expect(cluster.cordoned.size).toBe(0);
+    expect(cluster.callsOf('uncordon')).toHaveLength(5);
+    await handle.cancel();
+  });
+  console.log(`3 packages x 5 nodes: ${Date.now() - started} ms`);
+  await recordHistory(env, id, 'rollout-dependson-5-nodes');
+  await recordHistory(env, 'keelson/test/node/node-1', 'node-dependson');
+});
+
+test('failureThreshold halts a compartment, safetyLimit lets it go on', async () => {
+  const policy = (safetyLimit: number) => ({
+    name: 'p',
+    spec: {
+      resetBatchStateOnCompletion: false,
+      default: {
+        budget: { count: 1 },
+        strategy: { fixed: { initialBatch: 1, batchThreshold: 100, failureThreshold: 1, safetyLimit } },
+      },
+      compartments: [],
+    },
+  });
+  const failOn = new Set(['node-2']);
+  const run = async (safetyLimit: number, name: string) => {
+    const cluster = new FakeCluster(nodes(4));
+    cluster.script = (i: RunStageInput) => ({ ms: 50, fail: failOn.has(i.node) && i.stage === 'apply' });
+    const spec = rolloutSpec(
+      name,
+      { deploymentPolicy: 'p', packages: { base: { version: '1.0.0', image: image('base') } } },
+      policy(safetyLimit),
+    );
+    return withWorker(env, bundle, cluster, async (taskQueue) => {
+      const handle = await env.client.workflow.start(rolloutWorkflow, {
+        taskQueue,
+        workflowId: rolloutWorkflowId(name, name),
+        args: [{ cluster: name, spec }],
+      });
+      await eventually(async () => {
+        const st = await handle.query(statusQuery);
+        expect(st.nodes['node-2']!.status).toBe('erroring');
+        expect(st.compartmentStatuses.__default__!.batchState.currentBatch).toBe(3);
+      });
+      if (safetyLimit < 50) {
+        await eventually(async () =>
+          expect((await handle.query(statusQuery)).nodes['node-4']!.status).toBe('complete'),
+        );
+      } else {
+        // Time for a next batch to start if the compartment were not halted.
+        await new Promise((r) => setTimeout(r, 1500));
+      }
+      const st = await handle.query(statusQuery);
+      await handle.cancel();
+      return { st, cluster };
+    });
+  };
+  const halted = await run(100, 'halts');
+  expect(halted.st.compartmentStatuses.__default__!.batchState.shouldStop).toBe(true);
+  expect(halted.st.nodes['node-3']!.status).toBe('waiting');
+  expect(halted.cluster.stagesOn('node-3')).toEqual([]);
+  const entry = halted.cluster.writes.filter((w) => w.node === 'node-2').at(-1)!;
+  expect(entry.state['base|1.0.0']).toMatchObject({
+    state: 'erroring',
+    lastError: expect.stringContaining('BackoffLimitExceeded'),
+  });
+
+  const goesOn = await run(25, 'goes-on');
+  expect(goesOn.cluster.stagesOn('node-4')).toEqual(['base@1.0.0:apply', 'base@1.0.0:config']);
+  expect(goesOn.st.nodes['node-2']!.status).toBe('erroring');
+  expect(goesOn.st.compartmentStatuses.__default__!.batchState.shouldStop).toBe(false);
+});

@@ -1,0 +1,166 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { BatchState, NodeState, RolloutSpec, Stage, Status } from '../model';
+
+// Every message of the node and rollout workflows, defined once: the workflows set handlers for them and the client
+// sends them. This module imports only @temporalio/workflow and model types, so any side may import it.
+
+export function nodeWorkflowId(cluster: string, node: string): string {
+  return `keelson/${cluster}/node/${node}`;
+}
+
+export function rolloutWorkflowId(cluster: string, rollout: string): string {
+  return `keelson/${cluster}/rollout/${rollout}`;
+}
+
+/** Who asked for a pause, resume, disable or enable, and why: kept in history and shown in the UI. */
+export interface Actor {
+  actor: string;
+  reason: string;
+}
+
+// ---- node workflow ------------------------------------------------------------------------------------------
+
+/** How ensureNodeWorkflow starts a node workflow (signal-with-start): the node is all it needs to know. */
+export interface NodeWorkflowStart {
+  cluster: string;
+  node: string;
+}
+
+/** Node-side knobs a rollout hands down with its desire (timeouts of the interrupt flow, history bound). */
+export interface NodeSettings {
+  protectedPodsTimeoutSeconds: number;
+  drainTimeoutSeconds: number;
+  drainOnTimeout: 'wait' | 'fail' | 'force';
+  rebootTimeoutSeconds: number;
+  /** Continue as new once the history has this many events (the server's suggestion also counts). */
+  historyEventLimit: number;
+}
+
+export const DEFAULT_NODE_SETTINGS: NodeSettings = {
+  protectedPodsTimeoutSeconds: 3600,
+  drainTimeoutSeconds: 600,
+  drainOnTimeout: 'wait',
+  rebootTimeoutSeconds: 1800,
+  historyEventLimit: 10_000,
+};
+
+export interface DesireArgs {
+  rollout: string;
+  spec: RolloutSpec;
+  generation: number;
+  settings: NodeSettings;
+}
+
+export interface RolloutRefArgs {
+  rollout: string;
+}
+
+export type NodeControlArgs = RolloutRefArgs & Actor;
+
+export interface GrantArgs {
+  rollout: string;
+  permit: string;
+}
+
+export interface RerunArgs {
+  rollout: string;
+  package: string;
+  /** Without a stage the package runs again from the start; with one, that stage runs again. */
+  stage?: Stage;
+}
+
+export interface NodeRolloutView {
+  status: Status;
+  generation: number;
+  paused: boolean;
+  disabled: boolean;
+  packages: NodeState;
+}
+
+export interface NodeView {
+  node: string;
+  rollouts: Record<string, NodeRolloutView>;
+  /** The rollout whose cordon Keelson holds on this node. */
+  cordonedBy: string | null;
+  /** The rollout whose interrupt permit this node holds or waits for. */
+  interrupt: { rollout: string; phase: 'requested' | 'granted' | 'prepared'; permit: string | null } | null;
+}
+
+export const desireSignal = defineSignal<[DesireArgs]>('desire');
+export const forgetSignal = defineSignal<[RolloutRefArgs]>('forget');
+export const nodePauseSignal = defineSignal<[NodeControlArgs]>('pause');
+export const nodeResumeSignal = defineSignal<[NodeControlArgs]>('resume');
+export const nodeDisableSignal = defineSignal<[NodeControlArgs]>('disable');
+export const nodeEnableSignal = defineSignal<[NodeControlArgs]>('enable');
+export const grantInterruptSignal = defineSignal<[GrantArgs]>('grantInterrupt');
+export const rerunUpdate = defineUpdate<void, [RerunArgs]>('rerun');
+export const resetUpdate = defineUpdate<void, [RolloutRefArgs]>('reset');
+export const nodeStateQuery = defineQuery<NodeView>('state');
+
+// ---- rollout workflow ---------------------------------------------------------------------------------------
+
+export interface NodeProgress {
+  node: string;
+  generation: number;
+  status: Status;
+  state: NodeState;
+}
+
+export interface NodeRef {
+  node: string;
+}
+
+export interface ReleaseArgs {
+  node: string;
+  permit: string;
+}
+
+export interface PackageStatus {
+  version: string;
+  stage: Stage;
+  state: NodeState[string]['state'];
+  restarts: number;
+}
+
+export interface NodeStatusView {
+  status: Status;
+  compartment: string;
+  packages: Record<string, PackageStatus>;
+}
+
+export interface CompartmentStatusView {
+  matched: number;
+  ceiling: number;
+  inProgress: number;
+  completed: number;
+  progressPercent: number;
+  batchState: BatchState;
+}
+
+/** Skyhook-compatible aggregate status (`rollout status NAME --json`). */
+export interface RolloutStatusView {
+  name: string;
+  status: Status;
+  generation: number;
+  paused: boolean;
+  disabled: boolean;
+  nodes: Record<string, NodeStatusView>;
+  compartmentStatuses: Record<string, CompartmentStatusView>;
+  /** Nodes holding an interrupt permit now. */
+  permits: string[];
+  nodesInProgress: number;
+  completeNodes: string;
+  packageList: string;
+}
+
+export const nodeProgressSignal = defineSignal<[NodeProgress]>('nodeProgress');
+export const requestInterruptSignal = defineSignal<[NodeRef]>('requestInterrupt');
+export const releaseInterruptSignal = defineSignal<[ReleaseArgs]>('releaseInterrupt');
+export const pauseSignal = defineSignal<[Actor]>('pause');
+export const resumeSignal = defineSignal<[Actor]>('resume');
+export const disableSignal = defineSignal<[Actor]>('disable');
+export const enableSignal = defineSignal<[Actor]>('enable');
+/** A validated new spec; returns the new generation. */
+export const updateSpecUpdate = defineUpdate<{ generation: number }, [RolloutSpec]>('updateSpec');
+export const resetBatchesUpdate = defineUpdate<void, []>('resetBatches');
+export const statusQuery = defineQuery<RolloutStatusView>('status');

@@ -1,0 +1,77 @@
+import {
+  applyConfigChange,
+  applyVersionChanges,
+  nodeStatus,
+  nodeStatusFromState,
+  type NodeState,
+  type RolloutSpec,
+  type Status,
+} from '../model';
+import { changedConfigKeys } from '../model/config-changes';
+import type { NodeSettings } from './messages';
+
+// What a node workflow holds for one rollout that targets it, and how a new desired spec changes it.
+
+export interface NodeRollout {
+  spec: RolloutSpec;
+  generation: number;
+  settings: NodeSettings;
+  state: NodeState;
+  /** Changed configMap keys of the current config cycle per package (Skyhook's status.configUpdates). */
+  configUpdates: Record<string, string[]>;
+  paused: boolean;
+  disabled: boolean;
+  /** A higher-priority rollout is incomplete on this node (§5.5). */
+  waiting: boolean;
+  /** The node's existing annotation has been read (the first write must test against it). */
+  initialized: boolean;
+  /** Workflow time each running stage first started, by run key: the stage timeout counts from there (G4). */
+  stageStarted: Record<string, number>;
+}
+
+export function newNodeRollout(spec: RolloutSpec, generation: number, settings: NodeSettings): NodeRollout {
+  return {
+    spec,
+    generation,
+    settings,
+    state: {},
+    configUpdates: {},
+    paused: spec.paused,
+    disabled: spec.disabled,
+    waiting: false,
+    initialized: false,
+    stageStarted: {},
+  };
+}
+
+/** A new generation: version changes become upgrade or uninstall (§3.7), configMap changes a config run (§3.6). */
+export function applyNewSpec(r: NodeRollout, spec: RolloutSpec, generation: number, settings: NodeSettings): void {
+  const before = r.spec.spec.packages;
+  const { state, changed } = applyVersionChanges(spec.spec.packages, r.state);
+  const configUpdates = { ...r.configUpdates };
+  for (const name of changed) delete configUpdates[name];
+  let next = state;
+  for (const pkg of Object.values(spec.spec.packages)) {
+    const keys = changedConfigKeys(before[pkg.name], pkg);
+    if (keys.length === 0) continue;
+    configUpdates[pkg.name] = keys;
+    next = applyConfigChange(next, pkg);
+  }
+  Object.assign(r, { spec, generation, settings, state: next, configUpdates });
+}
+
+export function rolloutNodeStatus(r: NodeRollout): Status {
+  return nodeStatus({
+    rollout: { paused: r.paused, disabled: r.disabled },
+    own: nodeStatusFromState(r.spec.spec.packages, r.state, r.configUpdates),
+    waitingOnHigherPriority: r.waiting,
+    admitted: true,
+  });
+}
+
+/** Order across rollouts on one node: priority, then name (§5.5). */
+export function byPriority(rollouts: Record<string, NodeRollout>): string[] {
+  return Object.keys(rollouts).sort(
+    (a, b) => rollouts[a]!.spec.spec.priority - rollouts[b]!.spec.spec.priority || (a < b ? -1 : a > b ? 1 : 0),
+  );
+}

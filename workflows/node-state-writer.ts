@@ -1,0 +1,84 @@
+import { condition, getExternalWorkflowHandle, log, proxyActivities } from '@temporalio/workflow';
+import type { KeelsonActivities, RolloutRef } from '../activities/contract';
+import { encodeNodeState, type NodeState, type Status } from '../model';
+import { nodeProgressSignal, rolloutWorkflowId } from './messages';
+
+// The node-state projection (G1): whole-state writes, one in flight, in the order the transitions happened. The
+// queue holds snapshots taken at transition time, so a later transition can never be overtaken by an earlier one.
+
+const { writeNodeState } = proxyActivities<KeelsonActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1s', maximumInterval: '30s' },
+});
+
+export interface NodeStateSnapshot extends RolloutRef {
+  state: NodeState;
+  status: Status;
+}
+
+export class NodeStateWriter {
+  private readonly queue: NodeStateSnapshot[] = [];
+  private readonly lastQueued = new Map<string, string>();
+  private queued = 0;
+  private written = 0;
+  private inFlight = false;
+
+  /** `previous` holds, per rollout, the annotation value Keelson last wrote (carried across continue-as-new). */
+  constructor(
+    private readonly cluster: string,
+    private readonly node: string,
+    readonly previous: Record<string, string | null>,
+  ) {}
+
+  /** Queues the whole state of one rollout; a snapshot equal to the last one queued changes nothing and is dropped. */
+  publish(snapshot: NodeStateSnapshot): void {
+    const encoded = `${snapshot.generation} ${snapshot.status} ${encodeNodeState(snapshot.state)}`;
+    if (this.lastQueued.get(snapshot.rollout) === encoded) return;
+    this.lastQueued.set(snapshot.rollout, encoded);
+    // Model transitions return new objects and never mutate, so the snapshot can share them.
+    this.queue.push({ ...snapshot });
+    this.queued++;
+  }
+
+  /** Resolves once everything published so far is on the Node (G3: a failure is recorded before cleanup). */
+  flush(): Promise<void> {
+    const target = this.queued;
+    return condition(() => this.written >= target);
+  }
+
+  idle(): boolean {
+    return this.queue.length === 0 && !this.inFlight;
+  }
+
+  /** The single writer loop; started once per run. */
+  async run(): Promise<never> {
+    for (;;) {
+      await condition(() => this.queue.length > 0);
+      const next = this.queue.shift()!;
+      this.inFlight = true;
+      const { written } = await writeNodeState({
+        ...next,
+        node: this.node,
+        previous: this.previous[next.rollout] ?? null,
+      });
+      this.previous[next.rollout] = written;
+      await this.report(next);
+      this.inFlight = false;
+      this.written++;
+    }
+  }
+
+  // The rollout folds node progress into its status and batches; a rollout already gone has nothing to fold into.
+  private async report(s: NodeStateSnapshot): Promise<void> {
+    try {
+      await getExternalWorkflowHandle(rolloutWorkflowId(this.cluster, s.rollout)).signal(nodeProgressSignal, {
+        node: this.node,
+        generation: s.generation,
+        status: s.status,
+        state: s.state,
+      });
+    } catch (err) {
+      log.info('rollout did not take node progress', { rollout: s.rollout, error: String(err) });
+    }
+  }
+}

@@ -1,0 +1,324 @@
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  isCancellation,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { KeelsonActivities } from '../activities/contract';
+import {
+  assignCompartments,
+  effectivePolicy,
+  initialBatchState,
+  metadataPrefix,
+  RolloutSpecSchema,
+  type AssignedCompartment,
+  type RolloutSpec,
+} from '../model';
+import { untoleratedTaint } from '../model/taints';
+import { admitNext, newCompartmentBatch, type AdmissionMode } from './batch-admission';
+import { dropNode, grantPermits, newPermitState, releasePermit, requestPermit } from './interrupt-permits';
+import {
+  DEFAULT_NODE_SETTINGS,
+  desireSignal,
+  disableSignal,
+  enableSignal,
+  forgetSignal,
+  grantInterruptSignal,
+  nodeDisableSignal,
+  nodeEnableSignal,
+  nodePauseSignal,
+  nodeProgressSignal,
+  nodeResumeSignal,
+  nodeWorkflowId,
+  pauseSignal,
+  releaseInterruptSignal,
+  requestInterruptSignal,
+  resetBatchesUpdate,
+  resumeSignal,
+  statusQuery,
+  updateSpecUpdate,
+  type Actor,
+  type NodeSettings,
+} from './messages';
+import { batchStatus, rolloutStatusView, type RolloutView } from './rollout-status';
+import { packageKey, rolloutKey, stateKey } from './search-attributes';
+
+// The rollout workflow: the fleet coordinator of one rollout (DESIGN.md §2). It lists nodes, admits them in
+// batches, tells node workflows what they desire, hands out interrupt permits, and folds their progress into a
+// Skyhook-compatible status. Handlers change state and queue messages; the loop sends them in order.
+
+export interface RolloutOptions {
+  admission: AdmissionMode;
+  /** How often nodes are listed again, to configure new ones. */
+  relistInterval: string;
+  runtimeRequiredTaint: { key: string; value: string; effect: string };
+  node: NodeSettings;
+  /** Continue as new once the history has this many events (the server's suggestion also counts). */
+  historyEventLimit: number;
+}
+
+export const DEFAULT_ROLLOUT_OPTIONS: RolloutOptions = {
+  admission: 'batches',
+  relistInterval: '5 minutes',
+  runtimeRequiredTaint: { key: 'skyhook.nvidia.com', value: 'runtime-required', effect: 'NoSchedule' },
+  node: DEFAULT_NODE_SETTINGS,
+  historyEventLimit: 10_000,
+};
+
+export interface RolloutCarried extends RolloutView {
+  /** Messages to node workflows not sent yet. */
+  outbox: Outgoing[];
+}
+
+export interface RolloutInput {
+  cluster: string;
+  spec: RolloutSpec;
+  options?: Partial<RolloutOptions>;
+  carried?: RolloutCarried;
+}
+
+type Outgoing =
+  | { node: string; kind: 'desire' }
+  | { node: string; kind: 'forget' }
+  | { node: string; kind: 'pause' | 'resume' | 'disable' | 'enable'; actor: Actor }
+  | { node: string; kind: 'grant'; permit: string };
+
+const act = proxyActivities<KeelsonActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1s', maximumInterval: '1 minute' },
+});
+
+const NODE_CONTROL = {
+  pause: nodePauseSignal,
+  resume: nodeResumeSignal,
+  disable: nodeDisableSignal,
+  enable: nodeEnableSignal,
+};
+
+export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
+  const { cluster } = input;
+  const options: RolloutOptions = { ...DEFAULT_ROLLOUT_OPTIONS, ...input.options };
+  const name = input.spec.name;
+  const s: RolloutCarried = input.carried ?? {
+    generation: 1,
+    spec: input.spec,
+    paused: input.spec.paused,
+    disabled: input.spec.disabled,
+    nodes: {},
+    order: [],
+    batches: {},
+    permits: newPermitState(),
+    outbox: [],
+    listed: false,
+  };
+  let wake = true;
+  let relistDue = input.carried === undefined;
+  let shown = '';
+  const poke = () => void (wake = true);
+  const compartments = (): AssignedCompartment[] =>
+    assignCompartments(
+      s.order.map((n) => ({ name: n, labels: s.nodes[n]!.labels })),
+      effectivePolicy(s.spec, s.order.length).spec,
+    );
+  const admittedNodes = () => s.order.filter((n) => s.nodes[n]!.admittedGeneration > 0);
+
+  function control(kind: 'pause' | 'resume' | 'disable' | 'enable', change: Partial<RolloutCarried>) {
+    return (actor: Actor) => {
+      log.info(`${kind} rollout ${name}`, { ...actor });
+      Object.assign(s, change);
+      for (const node of admittedNodes()) s.outbox.push({ node, kind, actor });
+      poke();
+    };
+  }
+  setHandler(pauseSignal, control('pause', { paused: true }));
+  setHandler(resumeSignal, control('resume', { paused: false }));
+  setHandler(disableSignal, control('disable', { disabled: true }));
+  setHandler(enableSignal, control('enable', { disabled: false }));
+  setHandler(nodeProgressSignal, ({ node, generation, status, state }) => {
+    const n = s.nodes[node];
+    if (n && generation >= (n.reported?.generation ?? 0)) n.reported = { generation, status, state };
+    poke();
+  });
+  setHandler(requestInterruptSignal, ({ node }) => {
+    requestPermit(s.permits, node);
+    poke();
+  });
+  setHandler(releaseInterruptSignal, ({ node, permit }) => {
+    releasePermit(s.permits, node, permit);
+    poke();
+  });
+  setHandler(
+    updateSpecUpdate,
+    (spec) => {
+      const parsed = RolloutSpecSchema.parse(spec);
+      s.generation++;
+      s.spec = parsed;
+      if (parsed.resetBatchStateOnCompletion)
+        for (const b of Object.values(s.batches)) Object.assign(b, newCompartmentBatch());
+      // Nodes with work in flight take the new spec at once (a new stageTimeout reaches running stages, G4);
+      // settled nodes take it when their batch comes again.
+      for (const node of admittedNodes()) {
+        if (batchStatus(s, node) !== 'in_progress') continue;
+        s.nodes[node]!.admittedGeneration = s.generation;
+        s.outbox.push({ node, kind: 'desire' });
+      }
+      poke();
+      return { generation: s.generation };
+    },
+    {
+      // Synchronous: the SDK ignores what an async validator returns.
+      validator: (spec) => {
+        const parsed = RolloutSpecSchema.safeParse(spec);
+        if (!parsed.success) {
+          const issue = parsed.error.issues[0]!;
+          throw ApplicationFailure.nonRetryable(`${issue.path.join('.')}: ${issue.message}`, 'InvalidSpec');
+        }
+        if (parsed.data.name !== name) {
+          throw ApplicationFailure.nonRetryable(`spec is for ${parsed.data.name}, not ${name}`, 'InvalidSpec');
+        }
+      },
+    },
+  );
+  setHandler(resetBatchesUpdate, () => {
+    for (const b of Object.values(s.batches)) Object.assign(b, { state: initialBatchState(), open: null });
+    poke();
+  });
+  setHandler(statusQuery, () => rolloutStatusView(s, compartments()));
+
+  async function relist(): Promise<void> {
+    const facts = await act.listNodes({ selector: s.spec.spec.nodeSelectors });
+    const t = options.runtimeRequiredTaint;
+    const tolerations = [
+      { key: 'node.kubernetes.io/unschedulable', operator: 'Exists' as const },
+      ...s.spec.spec.additionalTolerations,
+      ...(s.spec.spec.runtimeRequired
+        ? [{ key: t.key, operator: 'Equal' as const, value: t.value, effect: t.effect as 'NoSchedule' }]
+        : []),
+    ];
+    const ignoreLabel = `${metadataPrefix(s.spec.kind)}ignore`;
+    for (const f of facts) {
+      const prev = s.nodes[f.name];
+      s.nodes[f.name] = {
+        labels: f.labels,
+        blocked: f.labels[ignoreLabel] === 'true' || untoleratedTaint(f.taints, tolerations) !== undefined,
+        runtimeTainted: f.taints.some((x) => x.key === t.key && x.effect === t.effect && (x.value ?? '') === t.value),
+        admittedGeneration: prev?.admittedGeneration ?? 0,
+        ...(prev?.reported && { reported: prev.reported }),
+      };
+    }
+    const listed = new Set(facts.map((f) => f.name));
+    for (const gone of s.order.filter((n) => !listed.has(n))) {
+      if (s.nodes[gone]!.admittedGeneration > 0) s.outbox.push({ node: gone, kind: 'forget' });
+      dropNode(s.permits, gone);
+      delete s.nodes[gone];
+    }
+    s.order = facts.map((f) => f.name);
+    s.listed = true;
+  }
+
+  async function send(m: Outgoing): Promise<void> {
+    if (m.kind === 'forget') return forgetOn(m.node);
+    if (!s.nodes[m.node]) return;
+    if (m.kind === 'desire') {
+      const args = { rollout: name, spec: s.spec, generation: s.generation, settings: options.node };
+      await act.ensureNodeWorkflow({ cluster, node: m.node, signal: desireSignal.name, args: [args] });
+      return;
+    }
+    const handle = getExternalWorkflowHandle(nodeWorkflowId(cluster, m.node));
+    if (m.kind === 'grant') await handle.signal(grantInterruptSignal, { rollout: name, permit: m.permit });
+    else await handle.signal(NODE_CONTROL[m.kind], { rollout: name, ...m.actor });
+  }
+
+  async function forgetOn(node: string): Promise<void> {
+    try {
+      await getExternalWorkflowHandle(nodeWorkflowId(cluster, node)).signal(forgetSignal, { rollout: name });
+    } catch (err) {
+      log.info('node workflow already gone', { node, error: String(err) });
+    }
+  }
+
+  function admit(): void {
+    if (s.paused || s.disabled) return;
+    for (const c of compartments()) {
+      const batch = (s.batches[c.name] ??= newCompartmentBatch());
+      const nodes = c.nodes.map((n) => ({ name: n, status: batchStatus(s, n) }));
+      const admitted = (n: string) => s.nodes[n]!.admittedGeneration === s.generation;
+      for (const node of admitNext(options.admission, c, nodes, admitted, batch)) {
+        s.nodes[node]!.admittedGeneration = s.generation;
+        s.outbox.push({ node, kind: 'desire' });
+      }
+    }
+    const byNode = new Map(compartments().flatMap((c) => c.nodes.map((n) => [n, c] as const)));
+    for (const g of grantPermits(s.permits, (n) => byNode.get(n)))
+      s.outbox.push({ node: g.node, kind: 'grant', permit: g.permit });
+  }
+
+  async function removeRuntimeTaints(): Promise<void> {
+    if (!s.spec.spec.runtimeRequired) return;
+    const t = options.runtimeRequiredTaint;
+    for (const node of s.order) {
+      const n = s.nodes[node]!;
+      if (!n.runtimeTainted || batchStatus(s, node) !== 'complete') continue;
+      await act.removeTaint({ node, key: t.key, effect: t.effect });
+      n.runtimeTainted = false;
+    }
+  }
+
+  function showInUi(): void {
+    const view = rolloutStatusView(s, compartments());
+    const text = `${view.status} ${view.completeNodes} ${view.permits.join(',')}`;
+    if (text === shown) return;
+    shown = text;
+    upsertSearchAttributes([
+      { key: rolloutKey, value: [name] },
+      { key: packageKey, value: Object.keys(s.spec.spec.packages).sort() },
+      { key: stateKey, value: view.status },
+    ]);
+    setCurrentDetails(
+      `**rollout** ${name} (generation ${s.generation}): **${view.status}**, ${view.completeNodes} nodes complete\n` +
+        `- interrupt permits held by: ${view.permits.join(', ') || 'none'}\n` +
+        Object.entries(view.compartmentStatuses)
+          .map(([c, v]) => `- compartment ${c}: batch ${v.batchState.currentBatch}, ${v.inProgress} in progress`)
+          .join('\n'),
+    );
+  }
+
+  try {
+    for (;;) {
+      if (relistDue) {
+        await relist();
+        relistDue = false;
+      }
+      admit();
+      while (s.outbox.length > 0) {
+        await send(s.outbox[0]!);
+        s.outbox.shift();
+      }
+      await removeRuntimeTaints();
+      showInUi();
+      const info = workflowInfo();
+      if (info.continueAsNewSuggested || info.historyLength > options.historyEventLimit) {
+        await condition(allHandlersFinished);
+        if (s.outbox.length === 0) await continueAsNew<typeof rolloutWorkflow>({ ...input, spec: s.spec, carried: s });
+      }
+      wake = false;
+      if (!(await condition(() => wake, options.relistInterval))) relistDue = true;
+    }
+  } catch (err) {
+    if (!isCancellation(err)) throw err;
+    // Deletion: every node this rollout reached forgets it, releasing the permit and the cordon it holds for it.
+    await CancellationScope.nonCancellable(async () => {
+      for (const node of admittedNodes()) await forgetOn(node);
+    });
+    throw err;
+  }
+}
