@@ -41,8 +41,9 @@ export function createSmokeActivities(kc: KubeConfig) {
                 (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
               );
               if (done) {
-                controller?.abort();
+                // Resolve before aborting: the abort makes the watch report an AbortError synchronously.
                 resolve(done.type === 'Complete' ? 'Complete' : `Failed:${done.reason}`);
+                controller?.abort();
               }
             },
             (err) => (err ? reject(err) : undefined),
