@@ -62,7 +62,7 @@ export async function withWorker<T>(
     workflowBundle: bundle,
     activities: cluster.activities(env.client, taskQueue),
   });
-  return worker.runUntil(fn(taskQueue));
+  return worker.runUntil(fn(taskQueue).finally(() => (cluster.stopped = true)));
 }
 
 export function rolloutSpec(

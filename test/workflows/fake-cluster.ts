@@ -1,4 +1,4 @@
-import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
+import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { KeelsonActivities, NodeFacts, RunStageInput, StageResult } from '../../activities/contract';
 import { encodeNodeState, stageJobName, type NodeState, type Status } from '../../model';
@@ -35,6 +35,8 @@ export class FakeCluster {
   readonly annotations = new Map<string, string>();
   readonly cordoned = new Set<string>();
   maxCordoned = 0;
+  /** Set when a test ends: every watcher gives up, so the worker can shut down. */
+  stopped = false;
   readonly nodes: NodeFacts[];
   script: (input: RunStageInput) => StageScript = () => ({ ms: 100 });
 
@@ -74,8 +76,11 @@ export class FakeCluster {
       const job = this.jobs.get(jobName)!;
       let last = Date.now();
       while (!job.outcome) {
+        if (this.stopped) throw new Error('test over');
         heartbeat();
-        await sleep(20);
+        // Not the activity's cancellable sleep: a cancelled wait still runs to its end and completes late, as a
+        // watcher on a slow API server would.
+        await new Promise((r) => setTimeout(r, 20));
         const now = Date.now();
         if (!job.suspended) job.leftMs -= now - last;
         last = now;

@@ -58,6 +58,8 @@ test('3 packages with dependsOn on 5 nodes with a budget of 2: stage order, at m
     expect(cluster.callsOf('runInterrupt')).toHaveLength(5);
     expect(cluster.callsOf('waitForReboot')).toHaveLength(5);
     expect(cluster.maxCordoned).toBe(2);
+    // Uncordon and permit release follow the last write that made the node complete.
+    await eventually(async () => expect((await handle.query(statusQuery)).permits).toEqual([]));
     expect(cluster.cordoned.size).toBe(0);
     expect(cluster.callsOf('uncordon')).toHaveLength(5);
     await handle.cancel();
