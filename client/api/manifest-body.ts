@@ -1,0 +1,42 @@
+import { parseRolloutDocuments, type RolloutSpec } from '../../model';
+import { parseManifestText } from '../manifest-file';
+import { InvalidError } from '../lib/errors';
+
+// A request body holding a manifest: YAML text (one or many documents), or JSON (one document, or a list of them).
+// It must hold exactly one Skyhook or NodeWright rollout, with any DeploymentPolicy documents it names.
+
+export function documentsOf(body: unknown): unknown[] {
+  if (typeof body === 'string') {
+    let read: ReturnType<typeof parseManifestText>;
+    try {
+      read = parseManifestText(body);
+    } catch (err) {
+      // yaml's toJS throws on too many aliases (an alias bomb) and similar abuse.
+      const message = err instanceof Error ? err.message : String(err);
+      throw new InvalidError([{ path: 'body', message: `manifest cannot be read: ${message}` }]);
+    }
+    if ('problem' in read) throw new InvalidError([{ path: 'body', message: `manifest ${read.problem}` }]);
+    return read.documents;
+  }
+  if (Array.isArray(body)) return body;
+  if (body === undefined || body === null)
+    throw new InvalidError([{ path: 'body', message: 'is required (a manifest)' }]);
+  return [body];
+}
+
+export function rolloutFromBody(body: unknown): RolloutSpec {
+  const { rollouts, errors, recognized } = parseRolloutDocuments(documentsOf(body));
+  if (errors.length > 0) throw new InvalidError(errors);
+  if (recognized === 0 || rollouts.length === 0) {
+    throw new InvalidError([{ path: 'body', message: 'holds no rollout (no Skyhook or NodeWright document)' }]);
+  }
+  if (rollouts.length > 1) {
+    throw new InvalidError([
+      {
+        path: 'body',
+        message: `holds ${rollouts.length} rollouts (${rollouts.map((r) => r.name).join(', ')}); send one per request`,
+      },
+    ]);
+  }
+  return rollouts[0]!;
+}

@@ -1,0 +1,157 @@
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import { errorMap, toValidationErrors } from '../../model';
+import { InvalidError, KeelsonError, type KeelsonClient, type KeelsonErrorKind } from '../lib';
+import { tokenChecker } from './auth';
+import { rolloutFromBody } from './manifest-body';
+import { createMetrics } from './metrics';
+import { openApiDocument } from './openapi';
+import { ControlBodySchema, NameParamsSchema, NodeParamsSchema, RerunBodySchema, ResetBodySchema } from './schemas';
+
+// The HTTP API (DESIGN.md §6) over the client library. Every handler validates, makes one or two Temporal calls
+// and answers: nothing waits on a rollout's progress.
+
+export interface ApiOptions {
+  keelson: KeelsonClient;
+  tokens: readonly string[];
+  bodyLimitBytes?: number;
+  logger?: boolean;
+}
+
+const STATUS: Record<KeelsonErrorKind, number> = { invalid: 400, not_found: 404, conflict: 409, unavailable: 503 };
+const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
+const PUBLIC_ROUTES = new Set(['/healthz']);
+
+function parse<T>(schema: z.ZodType<T>, value: unknown, base: string): T {
+  const parsed = schema.safeParse(value ?? {}, { error: errorMap });
+  if (!parsed.success) throw new InvalidError(toValidationErrors(base, parsed.error));
+  return parsed.data;
+}
+
+function sendError(
+  reply: FastifyReply,
+  status: number,
+  error: string,
+  message: string,
+  errors?: unknown,
+): FastifyReply {
+  return reply.code(status).send({ error, message, ...(errors !== undefined && { errors }) });
+}
+
+export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
+  const { keelson } = opts;
+  const authorized = tokenChecker(opts.tokens);
+  const metrics = createMetrics();
+  const openapi = openApiDocument();
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    bodyLimit: opts.bodyLimitBytes ?? 1024 * 1024,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    return503OnClosing: true,
+    connectionTimeout: 30_000,
+    requestTimeout: 60_000,
+  });
+
+  app.addContentTypeParser(YAML_TYPES, { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+  app.addHook('onRequest', async (req, reply) => {
+    (req as FastifyRequest & { startedAt?: bigint }).startedAt = process.hrtime.bigint();
+    if (PUBLIC_ROUTES.has(req.routeOptions.url ?? '')) return;
+    if (!authorized(req.headers.authorization)) {
+      reply.header('www-authenticate', 'Bearer');
+      await sendError(reply, 401, 'unauthorized', 'a valid bearer token is required (Authorization: Bearer <token>)');
+    }
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    const startedAt = (req as FastifyRequest & { startedAt?: bigint }).startedAt;
+    metrics.requests.inc({ method: req.method, route, status: String(reply.statusCode) });
+    if (startedAt !== undefined) {
+      metrics.duration.observe({ method: req.method, route }, Number(process.hrtime.bigint() - startedAt) / 1e9);
+    }
+  });
+
+  app.setNotFoundHandler((req, reply) =>
+    sendError(reply, 404, 'not_found', `no route ${req.method} ${req.url.split('?')[0]}`),
+  );
+  app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
+    if (err instanceof InvalidError) return sendError(reply, 400, 'invalid', err.message, err.errors);
+    if (err instanceof KeelsonError) return sendError(reply, STATUS[err.kind], err.kind, err.message);
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(reply, 413, 'too_large', err.message);
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return sendError(reply, 415, 'unsupported', `${err.message}; send application/json or application/yaml`);
+    }
+    if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
+      return sendError(reply, 400, 'invalid', err.message, [{ path: 'body', message: err.message }]);
+    }
+    req.log.error(err);
+    return sendError(reply, 500, 'internal', 'internal error; see the API log');
+  });
+
+  const actorOf = (body: { actor?: string | undefined }) => body.actor ?? 'api';
+
+  app.get('/healthz', async (_req, reply) => {
+    try {
+      await keelson.ping();
+      return { status: 'ok', temporal: 'ok' };
+    } catch (err) {
+      return sendError(
+        reply,
+        503,
+        'unavailable',
+        `Temporal does not answer: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+  });
+  app.get('/metrics', async (_req, reply) => {
+    reply.header('content-type', metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+  app.get('/openapi.json', async () => openapi);
+
+  app.post('/v1/rollouts', async (req, reply) => {
+    const result = await keelson.startRollout(rolloutFromBody(req.body));
+    return reply.code(result.created ? 201 : 200).send(result);
+  });
+  app.get('/v1/rollouts', async () => ({ rollouts: await keelson.listRollouts() }));
+  app.get('/v1/rollouts/:name', async (req) => {
+    const { name } = parse(NameParamsSchema, req.params, 'params');
+    return keelson.rolloutStatus(name);
+  });
+  app.put('/v1/rollouts/:name', async (req) => {
+    const { name } = parse(NameParamsSchema, req.params, 'params');
+    const { changed, generation, ref } = await keelson.updateSpec(name, rolloutFromBody(req.body));
+    return { ...ref, changed, generation };
+  });
+  app.delete('/v1/rollouts/:name', async (req, reply) => {
+    const { name } = parse(NameParamsSchema, req.params, 'params');
+    return reply.code(202).send({ ...(await keelson.deleteRollout(name)), action: 'delete' });
+  });
+  for (const kind of ['pause', 'resume', 'disable', 'enable'] as const) {
+    app.post(`/v1/rollouts/:name/${kind}`, async (req, reply) => {
+      const { name } = parse(NameParamsSchema, req.params, 'params');
+      const body = parse(ControlBodySchema, req.body, 'body');
+      const ref = await keelson.control(name, kind, actorOf(body), body.reason);
+      return reply.code(202).send({ ...ref, action: kind, actor: actorOf(body), reason: body.reason });
+    });
+  }
+
+  app.get('/v1/nodes/:node', async (req) => {
+    const { node } = parse(NodeParamsSchema, req.params, 'params');
+    return keelson.nodeStatus(node);
+  });
+  app.post('/v1/nodes/:node/rerun', async (req) => {
+    const { node } = parse(NodeParamsSchema, req.params, 'params');
+    const body = parse(RerunBodySchema, req.body, 'body');
+    return { ...(await keelson.rerun(node, body.rollout, body.package, body.stage)), action: 'rerun', ...body };
+  });
+  app.post('/v1/nodes/:node/reset', async (req) => {
+    const { node } = parse(NodeParamsSchema, req.params, 'params');
+    const body = parse(ResetBodySchema, req.body, 'body');
+    return { ...(await keelson.reset(node, body.rollout)), action: 'reset', ...body };
+  });
+
+  await app.ready();
+  return app;
+}

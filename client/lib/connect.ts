@@ -1,0 +1,52 @@
+import { readFileSync } from 'node:fs';
+import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
+import type { ClientSettings } from './settings';
+import { UnavailableError } from './errors';
+
+// One Temporal connection for the library: address, namespace, TLS and API key from the settings.
+
+export interface KeelsonContext {
+  client: Client;
+  connection: Connection;
+  cluster: string;
+  taskQueue: string;
+  namespace: string;
+  uiUrl: string;
+}
+
+export function connectionOptions(s: ClientSettings): ConnectionOptions {
+  const file = (p: string) => readFileSync(p);
+  const tlsWanted = s.TEMPORAL_TLS || !!s.TEMPORAL_TLS_CERT || !!s.TEMPORAL_API_KEY || !!s.TEMPORAL_TLS_CA;
+  return {
+    address: s.TEMPORAL_ADDRESS,
+    ...(tlsWanted && {
+      tls: {
+        ...(s.TEMPORAL_TLS_SERVER_NAME && { serverNameOverride: s.TEMPORAL_TLS_SERVER_NAME }),
+        ...(s.TEMPORAL_TLS_CA && { serverRootCACertificate: file(s.TEMPORAL_TLS_CA) }),
+        ...(s.TEMPORAL_TLS_CERT &&
+          s.TEMPORAL_TLS_KEY && { clientCertPair: { crt: file(s.TEMPORAL_TLS_CERT), key: file(s.TEMPORAL_TLS_KEY) } }),
+      },
+    }),
+    ...(s.TEMPORAL_API_KEY && { apiKey: s.TEMPORAL_API_KEY }),
+    connectTimeout: '10s',
+  };
+}
+
+export async function connect(settings: ClientSettings): Promise<KeelsonContext> {
+  let connection: Connection;
+  try {
+    connection = await Connection.connect(connectionOptions(settings));
+  } catch (err) {
+    throw new UnavailableError(
+      `cannot reach Temporal at ${settings.TEMPORAL_ADDRESS}: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+  return {
+    client: new Client({ connection, namespace: settings.TEMPORAL_NAMESPACE }),
+    connection,
+    cluster: settings.KEELSON_CLUSTER,
+    taskQueue: settings.KEELSON_TASK_QUEUE,
+    namespace: settings.TEMPORAL_NAMESPACE,
+    uiUrl: settings.TEMPORAL_UI_URL,
+  };
+}

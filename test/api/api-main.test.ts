@@ -1,0 +1,86 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+// The API entry point as operators run it: settings from the environment, bad ones stop start-up with a message
+// naming the setting, the value and the allowed range.
+
+const root = join(__dirname, '..', '..');
+const main = join(root, 'client', 'api', 'main.ts');
+const baseEnv = { PATH: process.env.PATH, TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233' };
+
+function startUp(env: Record<string, string>) {
+  const r = spawnSync(process.execPath, ['--require', 'tsx/cjs', main], {
+    cwd: root,
+    env: { ...baseEnv, ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { code: r.status, stderr: r.stderr };
+}
+
+test.each([
+  [
+    { KEELSON_API_PORT: '70000', KEELSON_API_TOKEN: 'a'.repeat(20) },
+    'KEELSON_API_PORT="70000": must be a whole number from 0 to 65535',
+  ],
+  [{ KEELSON_API_PORT: 'http', KEELSON_API_TOKEN: 'a'.repeat(20) }, 'KEELSON_API_PORT="http": '],
+  [{ KEELSON_API_TOKEN: 'short' }, 'KEELSON_API_TOKEN="short": must be at least 16 characters'],
+  [{}, 'KEELSON_API_TOKENS_FILE="", KEELSON_API_TOKEN="": one of them must be set'],
+  [
+    { KEELSON_API_TOKENS_FILE: '/nonexistent/tokens' },
+    'KEELSON_API_TOKENS_FILE="/nonexistent/tokens": cannot be read (ENOENT)',
+  ],
+  [
+    { KEELSON_API_TOKEN: 'a'.repeat(20), KEELSON_CLUSTER: 'Bad_Name' },
+    'KEELSON_CLUSTER="Bad_Name": must be a cluster name',
+  ],
+  [
+    { KEELSON_API_TOKEN: 'a'.repeat(20), TEMPORAL_UI_URL: 'ftp://x' },
+    'TEMPORAL_UI_URL="ftp://x": must be an http(s) URL',
+  ],
+  [
+    { KEELSON_API_TOKEN: 'a'.repeat(20), KEELSON_API_BODY_LIMIT_BYTES: '10' },
+    'KEELSON_API_BODY_LIMIT_BYTES="10": must be a whole number from 1024 to 16777216',
+  ],
+])('bad settings %j stop start-up (exit 2) naming the setting', (env, message) => {
+  const r = startUp(env);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain('keelson api: invalid API settings:');
+  expect(r.stderr).toContain(message);
+});
+
+test('good settings: listens, /healthz answers, tokens from a file are accepted, SIGTERM stops it with exit 0', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'keelson-api-'));
+  const tokens = join(dir, 'tokens');
+  writeFileSync(tokens, '# operators\nfirst-token-0123456789\n\nsecond-token-0123456789\n');
+  const child = spawn(process.execPath, ['--require', 'tsx/cjs', main], {
+    cwd: root,
+    env: { ...baseEnv, KEELSON_API_PORT: '0', KEELSON_API_TOKENS_FILE: tokens, KEELSON_CLUSTER: 'api-main' },
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no listen line in: ${stderr}`)), 30_000);
+      child.stderr.on('data', () => {
+        const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]!);
+        }
+      });
+    });
+    expect(stderr).toContain('cluster api-main');
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    const list = (token: string) => fetch(`${url}/v1/rollouts`, { headers: { authorization: `Bearer ${token}` } });
+    expect((await list('second-token-0123456789')).status).toBe(200);
+    expect((await list('first-token-0123456789')).status).toBe(200);
+    expect((await list('# operators')).status).toBe(401);
+  } finally {
+    child.kill('SIGTERM');
+  }
+  expect(await exited).toBe(0);
+});

@@ -1,0 +1,142 @@
+import type { AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import type { FastifyInstance } from 'fastify';
+import { createActivities } from '../../activities';
+import { buildApi } from '../../client/api/server';
+import { ApiSettingsSchema } from '../../client/api/settings';
+import { KeelsonClient } from '../../client/lib';
+import { activitySettings, loadConfig } from '../../workers/config';
+import { kubeClients, testNamespace } from '../harness/kube';
+
+// One test file's own Keelson: a real worker (the real workflows and Kubernetes activities) on a task queue and
+// cluster name of its own, the real API on a free port, against the local stack's Temporal server and cluster.
+
+export interface TestKeelson {
+  url: string;
+  token: string;
+  cluster: string;
+  taskQueue: string;
+  namespace: string;
+  keelson: KeelsonClient;
+  temporal: Client;
+  app: FastifyInstance;
+  stop(): Promise<void>;
+}
+
+let runtimeInstalled = false;
+
+export const TOKEN = 'test-token-0123456789abcdef';
+
+/** With `worker: false`, only the API (requests that need no workflow progress: auth, validation, documents). */
+export async function startTestKeelson(prefix: string, opts: { worker?: boolean } = {}): Promise<TestKeelson> {
+  if (!runtimeInstalled) {
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+    runtimeInstalled = true;
+  }
+  const suffix = Date.now().toString(36);
+  const cluster = `${prefix}-${suffix}`;
+  const taskQueue = `keelson-${cluster}`;
+  const { kc, core } = kubeClients();
+  const namespace = await testNamespace(core, prefix);
+  const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
+  const temporal = new Client({ connection: await Connection.connect({ address }) });
+  // The worker's own settings path (workers/config.ts), sized for tests: short pull grace, 1 s polls.
+  const settings = activitySettings(
+    loadConfig({
+      KEELSON_CLUSTER: cluster,
+      KEELSON_TASK_QUEUE: taskQueue,
+      KEELSON_NAMESPACE: namespace,
+      KEELSON_AGENT_IMAGE: 'registry.example/skyhook/agent:6.4.1',
+      KEELSON_IMAGE_PULL_GRACE_SECONDS: '5',
+      KEELSON_BACKOFF_LIMIT: '1',
+      KEELSON_JOB_RETENTION_SECONDS: '600',
+      KEELSON_POLL_SECONDS: '1',
+    }),
+  );
+  const worker =
+    opts.worker === false
+      ? undefined
+      : await Worker.create({
+          connection: await NativeConnection.connect({ address }),
+          taskQueue,
+          workflowsPath: require.resolve('../../workflows'),
+          activities: createActivities({ kubeConfig: kc, temporal, settings }),
+        });
+  const running = worker?.run();
+  const apiSettings = ApiSettingsSchema.parse({
+    TEMPORAL_ADDRESS: address,
+    KEELSON_CLUSTER: cluster,
+    KEELSON_TASK_QUEUE: taskQueue,
+    KEELSON_API_TOKEN: TOKEN,
+  });
+  const keelson = await KeelsonClient.connect(apiSettings);
+  const app = await buildApi({ keelson, tokens: [TOKEN], bodyLimitBytes: 64 * 1024 });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const port = (app.server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    token: TOKEN,
+    cluster,
+    taskQueue,
+    namespace,
+    keelson,
+    temporal,
+    app,
+    async stop() {
+      await app.close();
+      // Rollouts this file started are cancelled so their node workflows forget them.
+      for (const r of await keelson.listRollouts().catch(() => []))
+        await keelson.deleteRollout(r.name).catch(() => undefined);
+      worker?.shutdown();
+      await running;
+      await keelson.close();
+      await temporal.connection.close();
+      await core.deleteNamespace({ name: namespace }).catch(() => undefined);
+    },
+  };
+}
+
+/** A Skyhook manifest (YAML) that targets the given fake nodes by hostname. */
+export function manifest(
+  name: string,
+  nodes: string[],
+  packages: Record<string, { version: string; simSeconds?: number; failStages?: string }>,
+): string {
+  const pkgs = Object.entries(packages)
+    .map(
+      ([pkg, p]) =>
+        `    ${pkg}:\n      version: ${JSON.stringify(p.version)}\n      image: registry.example/keelson/${pkg}\n` +
+        `      env:\n        - name: KEELSON_SIM_SECONDS\n          value: "${p.simSeconds ?? 1}"\n` +
+        (p.failStages ? `        - name: KEELSON_SIM_FAIL_STAGES\n          value: "${p.failStages}"\n` : ''),
+    )
+    .join('');
+  return [
+    'apiVersion: skyhook.nvidia.com/v1alpha1',
+    'kind: Skyhook',
+    'metadata:',
+    `  name: ${name}`,
+    'spec:',
+    '  nodeSelectors:',
+    '    matchExpressions:',
+    '      - key: kubernetes.io/hostname',
+    '        operator: In',
+    `        values: [${nodes.join(', ')}]`,
+    '  interruptionBudget:',
+    '    percent: 100',
+    '  packages:',
+    pkgs,
+  ].join('\n');
+}
+
+export async function eventually<T>(check: () => Promise<T>, timeoutMs = 60_000, everyMs = 250): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() > end) throw err;
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  }
+}
