@@ -268,11 +268,22 @@ async function finalizeDeletion(pod: V1Pod): Promise<void> {
   if (deleting.has(uid)) return;
   deleting.add(uid);
   try {
+    // As a kubelet does: the stopped pod reports a terminal phase before it goes, so controllers that wait for
+    // terminal pods (a Job with podReplacementPolicy Failed, or with finalizers) see it end.
+    const phase = pod.status?.phase;
+    if (phase !== 'Succeeded' && phase !== 'Failed') {
+      await patchPodStatus(pod, {
+        phase: 'Failed',
+        reason: 'Terminated',
+        containerStatuses: (pod.spec?.containers ?? []).map((c) => terminated(c, 137)),
+      }).catch(report);
+    }
     await core.deleteNamespacedPod({
       name: pod.metadata!.name!,
       namespace: pod.metadata!.namespace!,
+      // In the body too: client-node drops a zero query parameter, and only a zero grace period removes the pod.
       gracePeriodSeconds: 0,
-      body: { preconditions: { uid } },
+      body: { gracePeriodSeconds: 0, preconditions: { uid } },
     });
   } catch (err) {
     if (!isNotFound(err)) throw err;

@@ -3,6 +3,7 @@ import { installScript, kubeconfigPath } from './paths';
 import { apiserverUrl, clusterComponents, startCluster, stopCluster } from './cluster';
 import { runningPid } from './processes';
 import { ensureNodes } from './nodes';
+import { serviceComponents, serviceEnv, startServices, stopServices } from './services';
 import { startTemporal, stopTemporal, temporalAddress, temporalUiUrl } from './temporal';
 
 export interface StackOptions {
@@ -33,16 +34,19 @@ export async function stackUp(options: StackOptions): Promise<void> {
   await startCluster(options.log);
   const nodes = await ensureNodes(kubeconfigPath, options.nodes);
   options.log(`cluster: ${nodes.length} fake nodes Ready (${nodes[0]} .. ${nodes[nodes.length - 1]})`);
+  await startServices(options.log);
 }
 
 export async function stackDown(): Promise<string[]> {
-  const stopped = await stopCluster();
+  const stopped = await stopServices();
+  stopped.push(...(await stopCluster()));
   if (await stopTemporal()) stopped.push('temporal');
   return stopped;
 }
 
 export function stackEnv(): Record<string, string> {
   return {
+    ...serviceEnv(),
     TEMPORAL_ADDRESS: temporalAddress,
     TEMPORAL_UI_URL: temporalUiUrl,
     KUBECONFIG: kubeconfigPath,
@@ -50,7 +54,7 @@ export function stackEnv(): Record<string, string> {
   };
 }
 
-export const stackComponents = ['temporal', ...clusterComponents];
+export const stackComponents = ['temporal', ...clusterComponents, ...serviceComponents];
 
 /** The stack's services that are running now (by pid file and live process). */
 export function runningComponents(): string[] {
