@@ -41,11 +41,13 @@ export async function drain(
   const forced = new Set<string>();
   for (;;) {
     const pods = await kube('list', `pods on node ${node}`, () =>
-      clients.core.listPodForAllNamespaces({
-        fieldSelector: `spec.nodeName=${node},status.phase!=Succeeded,status.phase!=Failed`,
-      }),
+      clients.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` }),
     );
-    const remaining = pods.items.filter((p) => !isDrainExempt(p, settings.legacyPrefixes));
+    // Still to go: running pods, and pods on their way out (evicted or finished, but not deleted yet).
+    const terminal = (p: V1Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+    const remaining = pods.items.filter(
+      (p) => !isDrainExempt(p, settings.legacyPrefixes) && (!terminal(p) || p.metadata?.deletionTimestamp),
+    );
     if (remaining.length === 0) return;
     const now = Date.now();
     const late = now > deadline;
@@ -64,7 +66,7 @@ export async function drain(
         });
         continue;
       }
-      if (pod.metadata?.deletionTimestamp) continue;
+      if (pod.metadata?.deletionTimestamp || terminal(pod)) continue;
       const retry = retryAt.get(uid);
       if (retry && retry.at > now) {
         blocked.push(podName(pod));

@@ -58,14 +58,16 @@ export function jobVerdict(job: V1Job, pods: readonly V1Pod[], nowMs: number, gr
   const conditions = (job.status?.conditions ?? []).filter((c) => c.status === 'True');
   const complete = conditions.find((c) => c.type === 'Complete' || c.type === 'SuccessCriteriaMet');
   if (complete) return { done: true, outcome: 'complete', reason: 'Complete', message: complete.message ?? '' };
-  const failed = conditions.find((c) => c.type === 'Failed') ?? conditions.find((c) => c.type === 'FailureTarget');
+  // Failed, not FailureTarget: the counts are final only once the Job's pods have terminated.
+  const failed = conditions.find((c) => c.type === 'Failed');
   if (failed) {
     return { done: true, outcome: 'failed', reason: failed.reason ?? 'Failed', message: failed.message ?? '' };
   }
+  const failing = conditions.find((c) => c.type === 'FailureTarget');
   const pull = job.spec?.suspend ? undefined : imagePullFailure(pods, nowMs, graceSeconds);
   if (pull) return pull;
   const s = job.status ?? {};
-  const state = job.spec?.suspend ? 'suspended ' : '';
+  const state = job.spec?.suspend ? 'suspended ' : failing ? `failing (${failing.reason}) ` : '';
   return {
     done: false,
     status:

@@ -80,7 +80,8 @@ export async function waitForJob(
     });
     const podList = pods.items();
     const restarts = podList.reduce((sum, p) => sum + rawPodRestarts(p), 0);
-    const failedPods = Math.max(job?.status?.failed ?? 0, restarts);
+    const counted = (job?.status?.failed ?? 0) + (job?.status?.uncountedTerminatedPods?.failed?.length ?? 0);
+    const failedPods = Math.max(counted, restarts);
     return {
       outcome: verdict.outcome,
       reason: verdict.reason,

@@ -68,7 +68,7 @@ export function isJobFinished(job: V1Job): 'Complete' | 'Failed' | undefined {
   for (const c of job.status?.conditions ?? []) {
     if (c.status !== 'True') continue;
     if (c.type === 'Complete' || c.type === 'SuccessCriteriaMet') return 'Complete';
-    if (c.type === 'Failed' || c.type === 'FailureTarget') return 'Failed';
+    if (c.type === 'Failed') return 'Failed';
   }
   return undefined;
 }

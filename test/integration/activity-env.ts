@@ -1,0 +1,66 @@
+import type { Package } from '../../model';
+import { createActivities } from '../../activities';
+import { makeClients } from '../../activities/clients';
+import type { ActivitySettings } from '../../activities/settings';
+import type { RunStageInput } from '../../activities/contract';
+import { kubeClients } from '../harness/kube';
+
+/** A rollout name unique to this run, so Jobs left by earlier runs (other namespaces) are not adopted. */
+export const ROLLOUT = `itest-${Date.now().toString(36)}`;
+
+// The real activities against the local stack, with settings sized for tests (short grace, 1s polls).
+
+export function testSettings(namespace: string, overrides: Partial<ActivitySettings> = {}): ActivitySettings {
+  return {
+    cluster: 'itest',
+    taskQueue: 'keelson-itest',
+    namespace,
+    agentImage: 'registry.example/skyhook/agent:6.4.1',
+    legacyPrefixes: ['skyhook.nvidia.com/', 'nodewright.nvidia.com/'],
+    adoption: true,
+    imagePullGraceSeconds: 5,
+    logTailBytes: 2048,
+    backoffLimit: 1,
+    jobRetentionSeconds: 600,
+    copyDirRoot: '/var/lib/skyhook',
+    agentLogRoot: '/var/log/skyhook',
+    runtimeRequiredTaint: 'skyhook.nvidia.com=runtime-required:NoSchedule',
+    pollSeconds: 1,
+    ...overrides,
+  };
+}
+
+export function testActivities(namespace: string, overrides: Partial<ActivitySettings> = {}) {
+  const { kc, core, batch } = kubeClients();
+  return {
+    kc,
+    core,
+    batch,
+    clients: makeClients(kc),
+    activities: createActivities({ kubeConfig: kc, settings: testSettings(namespace, overrides) }),
+  };
+}
+
+export function pkg(name: string, env: Record<string, string> = {}, extra: Partial<Package> = {}): Package {
+  return {
+    name,
+    version: '1.0.0',
+    image: `registry.example/${name}`,
+    env: Object.entries(env).map(([k, value]) => ({ name: k, value })),
+    ...extra,
+  } as Package;
+}
+
+export function stageInput(node: string, p: Package, overrides: Partial<RunStageInput> = {}): RunStageInput {
+  return {
+    rollout: ROLLOUT,
+    kind: 'NodeWright',
+    generation: 1,
+    node,
+    package: p,
+    stage: 'apply',
+    timeoutSeconds: 120,
+    additionalTolerations: [],
+    ...overrides,
+  };
+}

@@ -1,0 +1,124 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { encodeNodeState, type NodeState } from '../../model';
+import { mergePatch } from '../../activities/clients';
+import { testActivities } from './activity-env';
+
+const { core, activities } = testActivities('default');
+const node = 'node-007';
+const rollout = `ns-${Date.now().toString(36)}`;
+const ref = { rollout, kind: 'Skyhook' as const, generation: 1, node };
+const key = `skyhook.nvidia.com/nodeState_${rollout}`;
+
+const entry = (state: 'in_progress' | 'complete'): NodeState => ({
+  'a|1.0.0': { name: 'a', version: '1.0.0', image: 'registry.example/a', stage: 'apply', state },
+});
+
+afterAll(async () => {
+  const ops = [key, `skyhook.nvidia.com/status_${rollout}`].map((k) => ({ metadata: { annotations: { [k]: null } } }));
+  for (const body of ops) await core.patchNode({ name: node, body }, mergePatch);
+  await core.patchNode(
+    { name: node, body: { metadata: { labels: { [`skyhook.nvidia.com/status_${rollout}`]: null } } } },
+    mergePatch,
+  );
+});
+
+test('writeNodeState writes the whole value with the status annotation and label, then replaces it', async () => {
+  const first = await activities.writeNodeState({
+    ...ref,
+    state: entry('in_progress'),
+    status: 'in_progress',
+    previous: null,
+  });
+  expect(first.written).toBe(encodeNodeState(entry('in_progress')));
+  const second = await activities.writeNodeState({
+    ...ref,
+    state: entry('complete'),
+    status: 'complete',
+    previous: first.written,
+  });
+  const n = await core.readNode({ name: node });
+  expect(n.metadata?.annotations?.[key]).toBe(second.written);
+  expect(n.metadata?.annotations?.[`skyhook.nvidia.com/status_${rollout}`]).toBe('complete');
+  expect(n.metadata?.labels?.[`skyhook.nvidia.com/status_${rollout}`]).toBe('complete');
+  const conditions = n.status?.conditions ?? [];
+  expect(conditions.find((c) => c.type === `skyhook.nvidia.com/${rollout}/NotReady`)?.status).toBe('False');
+  // An activity retry of a write that already landed is not a conflict.
+  await expect(
+    activities.writeNodeState({ ...ref, state: entry('complete'), status: 'complete', previous: first.written }),
+  ).resolves.toEqual(second);
+  const read = await activities.readNode(ref);
+  expect(read.nodeState).toBe(second.written);
+  expect(read.facts.name).toBe(node);
+  expect(read.facts.bootId).not.toBe('');
+});
+
+test('a write to node state after someone else changed the annotation reports the conflict, never merges', async () => {
+  const before = (await activities.readNode(ref)).nodeState;
+  await core.patchNode({ name: node, body: { metadata: { annotations: { [key]: '{"foreign|1":{}}' } } } }, mergePatch);
+  const attempt = activities.writeNodeState({ ...ref, state: entry('complete'), status: 'complete', previous: before });
+  await expect(attempt).rejects.toBeInstanceOf(ApplicationFailure);
+  await expect(attempt).rejects.toMatchObject({ type: 'ForeignNodeStateWrite', nonRetryable: true });
+  await expect(attempt).rejects.toThrow(`node ${node}: annotation ${key} was changed by another writer`);
+  expect((await core.readNode({ name: node })).metadata?.annotations?.[key]).toBe('{"foreign|1":{}}');
+  // A first write (previous null) over an annotation someone else created is refused too.
+  const other = { ...ref, rollout: `${rollout}x` };
+  await core.patchNode(
+    { name: node, body: { metadata: { annotations: { [`skyhook.nvidia.com/nodeState_${rollout}x`]: '{}' } } } },
+    mergePatch,
+  );
+  await expect(
+    activities.writeNodeState({ ...other, state: entry('complete'), status: 'complete', previous: null }),
+  ).rejects.toMatchObject({ type: 'ForeignNodeStateWrite' });
+  await core.patchNode(
+    { name: node, body: { metadata: { annotations: { [`skyhook.nvidia.com/nodeState_${rollout}x`]: null } } } },
+    mergePatch,
+  );
+});
+
+test("cordon records ownership; uncordon removes only Keelson's own cordon", async () => {
+  await activities.cordon(ref);
+  let n = await core.readNode({ name: node });
+  expect(n.spec?.unschedulable).toBe(true);
+  expect(n.metadata?.annotations?.[`skyhook.nvidia.com/cordon_${rollout}`]).toBe('true');
+  expect(await activities.uncordon(ref)).toBe(true);
+  n = await core.readNode({ name: node });
+  expect(n.spec?.unschedulable).toBeFalsy();
+  // Someone else's cordon: Keelson holds it as preexisting and leaves the node cordoned.
+  await core.patchNode({ name: node, body: { spec: { unschedulable: true } } }, mergePatch);
+  await activities.cordon(ref);
+  expect((await core.readNode({ name: node })).metadata?.annotations?.[`skyhook.nvidia.com/cordon_${rollout}`]).toBe(
+    'preexisting',
+  );
+  expect(await activities.uncordon(ref)).toBe(false);
+  expect((await core.readNode({ name: node })).spec?.unschedulable).toBe(true);
+  await core.patchNode({ name: node, body: { spec: { unschedulable: false } } }, mergePatch);
+});
+
+test('removeTaint removes the runtime-required taint only', async () => {
+  const n = await core.readNode({ name: node });
+  const taints = [
+    ...(n.spec?.taints ?? []),
+    { key: 'skyhook.nvidia.com', value: 'runtime-required', effect: 'NoSchedule' },
+    { key: 'keep.example', value: 'x', effect: 'NoSchedule' },
+  ];
+  await core.patchNode({ name: node, body: { spec: { taints } } }, mergePatch);
+  await activities.removeTaint({ node, key: 'skyhook.nvidia.com', effect: 'NoSchedule' });
+  const after = (await core.readNode({ name: node })).spec?.taints ?? [];
+  expect(after.map((t) => t.key)).toContain('keep.example');
+  expect(after.map((t) => t.key)).not.toContain('skyhook.nvidia.com');
+  await core.patchNode(
+    { name: node, body: { spec: { taints: after.filter((t) => t.key !== 'keep.example') } } },
+    mergePatch,
+  );
+});
+
+test('listNodes selects by label selector', async () => {
+  const gpu = await activities.listNodes({
+    selector: {
+      matchLabels: { 'keelson.dev/pool': 'gpu' },
+      matchExpressions: [{ key: 'type', operator: 'In', values: ['kwok'] }],
+    },
+  });
+  expect(gpu.length).toBeGreaterThan(0);
+  expect(gpu.every((f) => f.labels['keelson.dev/pool'] === 'gpu' && f.ready)).toBe(true);
+});
