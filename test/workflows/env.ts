@@ -49,6 +49,17 @@ export async function startEnv(
   return { env, bundle };
 }
 
+/** One server and bundle per test file, torn down after it. */
+export function useTemporal(extraArgs: string[] = []): {
+  env: TestWorkflowEnvironment;
+  bundle: WorkflowBundleWithSourceMap;
+} {
+  const ctx = {} as { env: TestWorkflowEnvironment; bundle: WorkflowBundleWithSourceMap };
+  beforeAll(async () => Object.assign(ctx, await startEnv(extraArgs)), 120_000);
+  afterAll(async () => ctx.env?.teardown());
+  return ctx;
+}
+
 export async function withWorker<T>(
   env: TestWorkflowEnvironment,
   bundle: WorkflowBundleWithSourceMap,

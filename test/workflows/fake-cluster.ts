@@ -32,6 +32,8 @@ export class FakeCluster {
   readonly calls: { name: string; input: unknown; at: number }[] = [];
   readonly writes: Write[] = [];
   readonly jobs = new Map<string, FakeJob>();
+  /** Every Job created (not adopted), in order. */
+  readonly created: string[] = [];
   readonly annotations = new Map<string, string>();
   readonly cordoned = new Set<string>();
   maxCordoned = 0;
@@ -102,6 +104,7 @@ export class FakeCluster {
         const jobName = stageJobName({ ...input, package: input.package.name, version: input.package.version });
         const existing = this.jobs.get(jobName);
         if (!existing) {
+          this.created.push(jobName);
           const s = this.script(input);
           this.jobs.set(jobName, {
             leftMs: s.ms,

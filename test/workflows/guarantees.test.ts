@@ -1,5 +1,3 @@
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { RunStageInput } from '../../activities/contract';
 import { STAGES, stageJobName, type NodeState } from '../../model';
 import { rolloutWorkflow } from '../../workflows';
@@ -15,18 +13,9 @@ import {
   updateSpecUpdate,
 } from '../../workflows/messages';
 import { FakeCluster, type Write } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, startEnv, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
 
-let env: TestWorkflowEnvironment;
-let bundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  ({ env, bundle } = await startEnv());
-}, 120_000);
-
-afterAll(async () => {
-  await env?.teardown();
-});
+const t = useTemporal();
 
 const pkg = (name: string, extra: Record<string, unknown> = {}) => ({
   version: '1.0.0',
@@ -44,7 +33,7 @@ async function start(
   extra = {},
 ) {
   const spec = rolloutSpec(name, { packages, ...extra });
-  const handle = await env.client.workflow.start(rolloutWorkflow, {
+  const handle = await t.env.client.workflow.start(rolloutWorkflow, {
     taskQueue,
     workflowId: rolloutWorkflowId(name, name),
     args: [{ cluster: name, spec }],
@@ -56,7 +45,7 @@ test('G1 concurrent completions and a spec update mid-flight never move a writte
   const cluster = new FakeCluster(['node-1', 'node-2']);
   // Both independent packages finish in the same instant on each node.
   cluster.script = () => ({ ms: 300 });
-  await withWorker(env, bundle, cluster, async (taskQueue) => {
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
     const { handle, spec } = await start(cluster, 'g1', { aa: pkg('aa'), bb: pkg('bb') }, taskQueue);
     await eventually(() => expect(cluster.callsOf('runStage').length).toBeGreaterThanOrEqual(4));
     const next = rolloutSpec('g1', {
@@ -82,13 +71,13 @@ test('G1 concurrent completions and a spec update mid-flight never move a writte
       true,
     );
   }
-  await recordHistory(env, nodeWorkflowId('g1', 'node-1'), 'node-g1');
+  await recordHistory(t.env, nodeWorkflowId('g1', 'node-1'), 'node-g1');
 });
 
 test('G4 a new stageTimeout patches the running Job deadline and waits again with the time left', async () => {
   const cluster = new FakeCluster(['node-1']);
   cluster.script = () => ({ ms: 4000 });
-  await withWorker(env, bundle, cluster, async (taskQueue) => {
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
     const { handle, spec } = await start(cluster, 'g4', { aa: pkg('aa') }, taskQueue, { stageTimeout: '1h' });
     await eventually(() => expect(cluster.callsOf('runStage')).toHaveLength(1));
     const job = stageJobName({ rollout: 'g4', package: 'aa', version: '1.0.0', stage: 'apply', node: 'node-1' });
@@ -119,7 +108,7 @@ test('G4 a new stageTimeout patches the running Job deadline and waits again wit
 test('G5 pause then disable never resumes a suspended stage', async () => {
   const cluster = new FakeCluster(['node-1']);
   cluster.script = () => ({ ms: 2000 });
-  await withWorker(env, bundle, cluster, async (taskQueue) => {
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
     const { handle } = await start(cluster, 'g5p', { aa: pkg('aa') }, taskQueue);
     await eventually(() => expect(cluster.callsOf('runStage')).toHaveLength(1));
     const job = stageJobName({ rollout: 'g5p', package: 'aa', version: '1.0.0', stage: 'apply', node: 'node-1' });
@@ -143,9 +132,9 @@ test('G5 rerun and reset against a late completion never revive the removed run'
   let applies = 0;
   // The first apply is still running when rerun and reset come; later runs are quick.
   cluster.script = (i) => ({ ms: i.stage === 'apply' && applies++ < 2 ? 1500 : 100 });
-  await withWorker(env, bundle, cluster, async (taskQueue) => {
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
     const { handle } = await start(cluster, 'g5r', { aa: pkg('aa') }, taskQueue);
-    const node = env.client.workflow.getHandle(nodeWorkflowId('g5r', 'node-1'));
+    const node = t.env.client.workflow.getHandle(nodeWorkflowId('g5r', 'node-1'));
     await eventually(() => expect(cluster.stagesOn('node-1')).toEqual(['aa@1.0.0:apply']));
     const firstJob = cluster.jobs.get(
       stageJobName({ rollout: 'g5r', package: 'aa', version: '1.0.0', stage: 'apply', node: 'node-1' }),
@@ -172,5 +161,5 @@ test('G5 rerun and reset against a late completion never revive the removed run'
     ]);
     await handle.cancel();
   });
-  await recordHistory(env, nodeWorkflowId('g5r', 'node-1'), 'node-g5-rerun-reset');
+  await recordHistory(t.env, nodeWorkflowId('g5r', 'node-1'), 'node-g5-rerun-reset');
 });

@@ -1,21 +1,10 @@
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { RunStageInput } from '../../activities/contract';
 import { rolloutWorkflow } from '../../workflows';
 import { rolloutWorkflowId, statusQuery } from '../../workflows/messages';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, startEnv, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
 
-let env: TestWorkflowEnvironment;
-let bundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  ({ env, bundle } = await startEnv());
-}, 120_000);
-
-afterAll(async () => {
-  await env?.teardown();
-});
+const t = useTemporal();
 
 const image = (n: string) => `ghcr.io/example/${n}`;
 const nodes = (n: number, prefix = 'node') => Array.from({ length: n }, (_, i) => `${prefix}-${i + 1}`);
@@ -32,8 +21,8 @@ test('3 packages with dependsOn on 5 nodes with a budget of 2: stage order, at m
   });
   const id = rolloutWorkflowId('test', spec.name);
   const started = Date.now();
-  await withWorker(env, bundle, cluster, async (taskQueue) => {
-    const handle = await env.client.workflow.start(rolloutWorkflow, {
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
       taskQueue,
       workflowId: id,
       args: [{ cluster: 'test', spec }],
@@ -65,8 +54,8 @@ test('3 packages with dependsOn on 5 nodes with a budget of 2: stage order, at m
     await handle.cancel();
   });
   console.log(`3 packages x 5 nodes: ${Date.now() - started} ms`);
-  await recordHistory(env, id, 'rollout-dependson-5-nodes');
-  await recordHistory(env, 'keelson/test/node/node-1', 'node-dependson');
+  await recordHistory(t.env, id, 'rollout-dependson-5-nodes');
+  await recordHistory(t.env, 'keelson/test/node/node-1', 'node-dependson');
 });
 
 test('failureThreshold halts a compartment, safetyLimit lets it go on', async () => {
@@ -90,8 +79,8 @@ test('failureThreshold halts a compartment, safetyLimit lets it go on', async ()
       { deploymentPolicy: 'p', packages: { base: { version: '1.0.0', image: image('base') } } },
       policy(safetyLimit),
     );
-    return withWorker(env, bundle, cluster, async (taskQueue) => {
-      const handle = await env.client.workflow.start(rolloutWorkflow, {
+    return withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+      const handle = await t.env.client.workflow.start(rolloutWorkflow, {
         taskQueue,
         workflowId: rolloutWorkflowId(name, name),
         args: [{ cluster: name, spec }],

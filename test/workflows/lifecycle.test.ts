@@ -1,0 +1,158 @@
+import type { RunInterruptInput } from '../../activities/contract';
+import { rolloutWorkflow } from '../../workflows';
+import {
+  nodeStateQuery,
+  nodeWorkflowId,
+  rolloutWorkflowId,
+  statusQuery,
+  updateSpecUpdate,
+} from '../../workflows/messages';
+import { FakeCluster } from './fake-cluster';
+import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
+
+const t = useTemporal();
+const image = (n: string) => `ghcr.io/example/${n}`;
+
+test('upgrade, downgrade and removal in one spec update', async () => {
+  const cluster = new FakeCluster(['node-1']);
+  cluster.script = () => ({ ms: 50 });
+  const packages = {
+    aa: { version: '1.0.0', image: image('aa') },
+    bb: { version: '2.0.0', image: image('bb') },
+    cc: { version: '1.0.0', image: image('cc') },
+  };
+  const id = rolloutWorkflowId('versions', 'versions');
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
+      taskQueue,
+      workflowId: id,
+      args: [{ cluster: 'versions', spec: rolloutSpec('versions', { packages }) }],
+    });
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'));
+    const before = cluster.stagesOn('node-1').length;
+    const next = rolloutSpec('versions', {
+      packages: { aa: { ...packages.aa, version: '1.1.0' }, bb: { ...packages.bb, version: '1.0.0' } },
+    });
+    await expect(handle.executeUpdate(updateSpecUpdate, { args: [next] })).resolves.toEqual({ generation: 2 });
+    await eventually(async () => {
+      const st = await handle.query(statusQuery);
+      expect([st.generation, st.status]).toEqual([2, 'complete']);
+    });
+    const after = cluster.stagesOn('node-1').slice(before);
+    expect([...after].sort()).toEqual(
+      [
+        'aa@1.1.0:upgrade',
+        'aa@1.1.0:config',
+        'bb@2.0.0:uninstall',
+        'bb@1.0.0:apply',
+        'bb@1.0.0:config',
+        'cc@1.0.0:uninstall',
+      ].sort(),
+    );
+    expect(after.indexOf('bb@2.0.0:uninstall')).toBeLessThan(after.indexOf('bb@1.0.0:apply'));
+    const node = await t.env.client.workflow.getHandle(nodeWorkflowId('versions', 'node-1')).query(nodeStateQuery);
+    expect(Object.keys(node.rollouts.versions!.packages).sort()).toEqual(['aa|1.1.0', 'bb|1.0.0']);
+    await handle.cancel();
+  });
+  await recordHistory(t.env, nodeWorkflowId('versions', 'node-1'), 'node-versions');
+});
+
+test('a config change runs config, and the interrupt only when configInterrupts match', async () => {
+  const cluster = new FakeCluster(['node-1']);
+  cluster.script = () => ({ ms: 50 });
+  const tuned = (configMap: Record<string, string>) => ({
+    version: '1.0.0',
+    image: image('tuned'),
+    configMap,
+    configInterrupts: { 'svc-*': { type: 'service' as const, services: ['tuned'] } },
+  });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const spec = (configMap: Record<string, string>) =>
+      rolloutSpec('config', { packages: { tuned: tuned(configMap) } });
+    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
+      taskQueue,
+      workflowId: rolloutWorkflowId('config', 'config'),
+      args: [{ cluster: 'config', spec: spec({ plain: '1', 'svc-a': '1' }) }],
+    });
+    const completeAt = async (generation: number) =>
+      eventually(async () => {
+        const st = await handle.query(statusQuery);
+        expect([st.generation, st.status]).toEqual([generation, 'complete']);
+      });
+    await completeAt(1);
+    expect(cluster.stagesOn('node-1')).toEqual(['tuned@1.0.0:apply', 'tuned@1.0.0:config']);
+
+    await handle.executeUpdate(updateSpecUpdate, { args: [spec({ plain: '2', 'svc-a': '1' })] });
+    await completeAt(2);
+    expect(cluster.stagesOn('node-1').slice(2)).toEqual(['tuned@1.0.0:config']);
+    expect(cluster.callsOf('runInterrupt')).toHaveLength(0);
+    expect(cluster.callsOf('cordon')).toHaveLength(0);
+
+    await handle.executeUpdate(updateSpecUpdate, { args: [spec({ plain: '2', 'svc-a': '2' })] });
+    await completeAt(3);
+    expect(cluster.stagesOn('node-1').slice(3)).toEqual(['tuned@1.0.0:config', 'tuned@1.0.0:post-interrupt']);
+    expect(cluster.callsOf('runInterrupt').map((c) => (c.input as RunInterruptInput).interrupt)).toEqual([
+      { type: 'service', services: ['tuned'] },
+    ]);
+    expect(cluster.callsOf('cordon')).toHaveLength(1);
+    await eventually(() => expect(cluster.callsOf('uncordon')).toHaveLength(1));
+    await handle.cancel();
+  });
+});
+
+test('continue-as-new during a long rollout keeps every bit of state', async () => {
+  const cluster = new FakeCluster(['node-1', 'node-2', 'node-3']);
+  cluster.script = () => ({ ms: 50 });
+  const packages = {
+    aa: { version: '1.0.0', image: image('aa') },
+    bb: { version: '1.0.0', image: image('bb'), dependsOn: { aa: '1.0.0' }, interrupt: { type: 'reboot' as const } },
+    cc: { version: '1.0.0', image: image('cc'), dependsOn: { bb: '1.0.0' } },
+  };
+  const id = rolloutWorkflowId('long', 'long');
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
+      taskQueue,
+      workflowId: id,
+      args: [
+        {
+          cluster: 'long',
+          spec: rolloutSpec('long', { packages, interruptionBudget: { count: 1 } }),
+          // Tiny history bounds force several continue-as-new of the rollout and of every node workflow.
+          options: {
+            historyEventLimit: 40,
+            node: {
+              protectedPodsTimeoutSeconds: 60,
+              drainTimeoutSeconds: 60,
+              drainOnTimeout: 'wait' as const,
+              rebootTimeoutSeconds: 60,
+              historyEventLimit: 40,
+            },
+          },
+        },
+      ],
+    });
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 90_000);
+    const st = await handle.query(statusQuery);
+    for (const node of ['node-1', 'node-2', 'node-3']) {
+      expect(st.nodes[node]!.packages).toEqual({
+        aa: { version: '1.0.0', stage: 'config', state: 'complete', restarts: 0 },
+        bb: { version: '1.0.0', stage: 'post-interrupt', state: 'complete', restarts: 0 },
+        cc: { version: '1.0.0', stage: 'config', state: 'complete', restarts: 0 },
+      });
+      const runs: string[] = [];
+      for await (const run of t.env.client.workflow.list({ query: `WorkflowId = '${nodeWorkflowId('long', node)}'` })) {
+        runs.push(run.runId);
+      }
+      expect(runs.length).toBeGreaterThan(1);
+    }
+    // Nothing ran twice: every stage Job was created once, and each node rebooted once.
+    expect(new Set(cluster.created).size).toBe(cluster.created.length);
+    expect(cluster.created).toHaveLength(21);
+    expect(cluster.callsOf('runInterrupt')).toHaveLength(3);
+    expect(cluster.maxCordoned).toBe(1);
+    const first = await t.env.client.workflow.getHandle(id).describe();
+    expect(first.runId).not.toBe(handle.firstExecutionRunId);
+    await handle.cancel();
+  });
+  await recordHistory(t.env, nodeWorkflowId('long', 'node-1'), 'node-continue-as-new');
+});
