@@ -1,4 +1,4 @@
-import { PolicyV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import { testNamespace, until } from '../harness/kube';
 import { pkg, ROLLOUT, testActivities } from './activity-env';
 
@@ -21,18 +21,34 @@ test('a drain blocked by a PDB waits, then goes through when the PDB allows it',
     spec: { nodeName: node, containers: [{ name: 'app', image: 'registry.example/app:1' }] },
   });
   await env.core.createNamespacedPod({ namespace: ns, body: podBody('guarded-0') });
+  // A DaemonSet that runs nowhere owns the hand-made pod, so the garbage collector keeps it.
+  const ds = await kc.makeApiClient(AppsV1Api).createNamespacedDaemonSet({
+    namespace: ns,
+    body: {
+      metadata: { name: 'ds' },
+      spec: {
+        selector: { matchLabels: { app: 'ds' } },
+        template: {
+          metadata: { labels: { app: 'ds' } },
+          spec: {
+            nodeSelector: { 'keelson.dev/nowhere': 'true' },
+            containers: [{ name: 'ds', image: 'registry.example/ds:1' }],
+          },
+        },
+      },
+    },
+  });
   await env.core.createNamespacedPod({
     namespace: ns,
     body: {
       metadata: {
         name: 'ds-pod',
-        ownerReferences: [
-          { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'ds', uid: '00000000-0000-0000-0000-000000000001' },
-        ],
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'ds', uid: ds.metadata!.uid! }],
       },
       spec: { nodeName: node, containers: [{ name: 'ds', image: 'registry.example/ds:1' }] },
     },
   });
+
   await policy.createNamespacedPodDisruptionBudget({
     namespace: ns,
     body: { metadata: { name: 'guard' }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'guarded' } } } },
