@@ -1,0 +1,186 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { manifest, startTestKeelson, type TestKeelson } from '../api/stack';
+
+// `keelson rollout ...` and `keelson node ...` as users run them: a real process talking to a real API, worker and
+// Temporal server. The API runs in this process, so the CLI is run asynchronously (never spawnSync).
+
+const root = join(__dirname, '..', '..');
+const dir = mkdtempSync(join(tmpdir(), 'keelson-cli-'));
+let k: TestKeelson;
+const name = `cli-r-${Date.now().toString(36)}`;
+const NODE = 'node-004';
+
+beforeAll(async () => {
+  k = await startTestKeelson('clit');
+}, 120_000);
+
+afterAll(async () => {
+  await k?.stop();
+});
+
+function file(base: string, text: string): string {
+  const p = join(dir, base);
+  writeFileSync(p, text);
+  return p;
+}
+
+function keelson(args: string[], env: Record<string, string> = {}) {
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [join(root, 'bin', 'keelson.js'), ...args],
+      {
+        cwd: root,
+        env: { PATH: process.env.PATH, KEELSON_API_URL: k.url, KEELSON_API_TOKEN: k.token, ...env },
+        timeout: 120_000,
+      },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const v1 = () => file('v1.yaml', manifest(name, [NODE], { base: { version: '1.0.0' } }));
+const v2 = () => file('v2.yaml', manifest(name, [NODE], { base: { version: '2.0.0' } }));
+
+test('rollout start -f FILE --wait: plain progress lines, exit 0 when complete', async () => {
+  const started = Date.now();
+  const r = await keelson(['rollout', 'start', '-f', v1(), '--wait']);
+  console.log(`keelson rollout start --wait, 1 node x 1 package: ${Date.now() - started} ms`);
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  const lines = r.stdout.split('\n');
+  expect(lines[0]).toBe(`rollout ${name} started: keelson/${k.cluster}/rollout/${name}`);
+  expect(lines[1]).toMatch(/^ {2}Temporal UI: http:\/\/127\.0\.0\.1:8233\/namespaces\/default\/workflows\/keelson%2F/);
+  expect(lines).toContain(`rollout ${name}: complete, 1/1 nodes complete, generation 1`);
+  expect(lines).toContain(`  ${NODE}: complete base@1.0.0 config complete`);
+  expect(r.stdout).not.toContain('\x1b[');
+});
+
+test('start again: same spec is a no-op (exit 0); a different spec is a conflict (exit 5) pointing at apply', async () => {
+  const same = await keelson(['rollout', 'start', '-f', v1()]);
+  expect(same.code).toBe(0);
+  expect(same.stdout).toContain(`rollout ${name} already running with this spec`);
+  const other = await keelson(['rollout', 'start', '-f', v2()]);
+  expect(other.code).toBe(5);
+  expect(other.stderr).toContain('keelson rollout apply');
+});
+
+test('rollout apply updates the spec; status --watch on a terminal draws a progress bar and a node table', async () => {
+  const r = await keelson(['rollout', 'apply', '-f', v2()]);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain(`rollout ${name} updated (generation 2)`);
+  const w = await keelson(['rollout', 'status', name, '--watch'], { KEELSON_PROGRESS: 'tty' });
+  expect(w.code).toBe(0);
+  expect(w.stdout).toContain(`[${'#'.repeat(30)}] 100% 1/1 nodes`);
+  expect(w.stdout).toMatch(/NODE\s+STATUS\s+PACKAGES/);
+  expect(w.stdout).toMatch(new RegExp(`${NODE}\\s+complete\\s+base@2\\.0\\.0 config complete`));
+  const again = await keelson(['rollout', 'apply', '-f', v2()]);
+  expect(again).toMatchObject({ code: 0 });
+  expect(again.stdout).toContain(`rollout ${name} unchanged: keelson/${k.cluster}/rollout/${name}`);
+});
+
+test('rollout status NAME --json: name, status, nodes with packages {version, stage, state, restarts}', async () => {
+  const r = await keelson(['rollout', 'status', name, '--json']);
+  expect(r.code).toBe(0);
+  const s = JSON.parse(r.stdout);
+  expect(s).toMatchObject({
+    name,
+    status: 'complete',
+    nodes: {
+      [NODE]: {
+        status: 'complete',
+        packages: { base: { version: '2.0.0', stage: 'config', state: 'complete', restarts: 0 } },
+      },
+    },
+  });
+  const plain = await keelson(['rollout', 'status', name]);
+  expect(plain.stdout.split('\n')[0]).toBe(`rollout ${name}: complete, 1/1 nodes complete, generation 2`);
+});
+
+test('rollout list (--json and table) and node status NODE --json', async () => {
+  const list = await keelson(['rollout', 'list', '--json']);
+  expect(list.code).toBe(0);
+  expect((JSON.parse(list.stdout).rollouts as { name: string }[]).map((x) => x.name)).toContain(name);
+  const table = await keelson(['rollout', 'list']);
+  expect(table.stdout).toMatch(/^NAME\s+STATUS\s+PACKAGES\s+STARTED\n/);
+  expect(table.stdout).toMatch(new RegExp(`\\n${name}\\s+\\S+\\s+base\\s`));
+  const node = await keelson(['node', 'status', NODE, '--json']);
+  expect(node.code).toBe(0);
+  expect(JSON.parse(node.stdout)).toMatchObject({
+    node: NODE,
+    rollouts: { [name]: { status: 'complete', packages: { base: { version: '2.0.0', state: 'complete' } } } },
+  });
+});
+
+test('pause and resume with --reason; rerun and reset on a node', async () => {
+  expect((await keelson(['rollout', 'pause', name, '--reason', 'change freeze'])).code).toBe(0);
+  const paused = JSON.parse((await keelson(['rollout', 'status', name, '--json'])).stdout);
+  expect(paused.paused).toBe(true);
+  const resumed = await keelson(['rollout', 'resume', name, '--reason', 'freeze over']);
+  expect(resumed).toMatchObject({ code: 0, stdout: `rollout ${name}: resume sent (freeze over)\n` });
+  const rerun = await keelson(['node', 'rerun', NODE, '--rollout', name, '--package', 'base', '--stage', 'config']);
+  expect(rerun).toMatchObject({ code: 0, stdout: `node ${NODE}: base of ${name} runs again from config\n` });
+  const reset = await keelson(['node', 'reset', NODE, '--rollout', name]);
+  expect(reset).toMatchObject({ code: 0, stdout: `node ${NODE}: rollout ${name} reset\n` });
+  const w = await keelson(['rollout', 'status', name, '--watch']);
+  expect(w.code).toBe(0);
+  expect(w.stdout).toContain(`  ${NODE}: complete base@2.0.0 config complete`);
+});
+
+test('errors: stderr and the documented exit codes', async () => {
+  const notFound = await keelson(['rollout', 'status', 'no-such-rollout']);
+  expect(notFound).toMatchObject({ code: 4, stdout: '' });
+  expect(notFound.stderr).toContain('rollout no-such-rollout not found');
+  expect((await keelson(['node', 'rerun', NODE, '--rollout', name, '--package', 'nope'])).code).toBe(4);
+  const noToken = await keelson(['rollout', 'list'], { KEELSON_API_TOKEN: '' });
+  expect(noToken.code).toBe(6);
+  expect(noToken.stderr).toContain('KEELSON_API_TOKEN');
+  const bad = await keelson([
+    'rollout',
+    'start',
+    '-f',
+    file('bad.yaml', manifest('bad', [NODE], { base: { version: 'x y' } })),
+  ]);
+  expect(bad.code).toBe(1);
+  expect(bad.stderr).toMatch(/^Skyhook\/bad\.spec\.packages\.base\.version: /);
+  const missing = await keelson(['rollout', 'start', '-f', join(dir, 'nope.yaml')]);
+  expect(missing).toMatchObject({ code: 1, stderr: `${join(dir, 'nope.yaml')}: no such file\n` });
+  const down = await keelson(['rollout', 'list'], { KEELSON_API_URL: 'http://127.0.0.1:7489' });
+  expect(down.code).toBe(3);
+  expect(down.stderr).toContain('cannot reach the Keelson API at http://127.0.0.1:7489');
+  const usage = await keelson(['rollout', 'pause', name]);
+  expect(usage.code).toBe(2);
+  expect(usage.stderr).toContain("required option '--reason <text>' not specified");
+});
+
+test('rollout delete: exit 0, then the rollout is not found (exit 4)', async () => {
+  const r = await keelson(['rollout', 'delete', name]);
+  expect(r).toMatchObject({ code: 0, stdout: `rollout ${name}: delete requested\n` });
+  let code = 0;
+  for (let i = 0; i < 40 && code !== 4; i++) {
+    code = (await keelson(['rollout', 'status', name])).code;
+    if (code !== 4) await new Promise((res) => setTimeout(res, 250));
+  }
+  expect(code).toBe(4);
+});
+
+test('start --wait on a package whose apply fails: exit 1 once the node is erroring', async () => {
+  const failing = `${name}-fail`;
+  const started = Date.now();
+  const r = await keelson([
+    'rollout',
+    'start',
+    '--wait',
+    '--timeout',
+    '100',
+    '-f',
+    file('fail.yaml', manifest(failing, ['node-005'], { broken: { version: '1.0.0', failStages: 'apply' } })),
+  ]);
+  console.log(`start --wait on a failing package ended in ${Date.now() - started} ms`);
+  expect(r.stderr).toContain(`keelson: rollout ${failing} is erroring on 1 node(s)`);
+  expect(r.code).toBe(1);
+  expect(r.stdout).toContain('node-005: erroring broken@1.0.0 apply erroring');
+});
