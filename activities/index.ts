@@ -1,4 +1,5 @@
-import type { KeelsonActivities } from './contract';
+import type { NodeState, Package, Status } from '../model';
+import type { KeelsonActivities, StageResult } from './contract';
 import { makeClients } from './clients';
 import { cordon, removeTaint, uncordon } from './cordon';
 import { drain } from './drain';
@@ -14,16 +15,65 @@ import { stageJobActivities } from './stage-jobs';
 export type { ActivityDeps, ActivitySettings } from './settings';
 export { DEFAULT_LEGACY_PREFIXES } from './settings';
 
+/** What the activities report to, when the worker hands a metrics registry in (workers/metrics.ts implements it). */
+export interface ActivityMetrics {
+  nodeStateWritten(input: { rollout: string; status: Status; state: NodeState; previous: string | null }): void;
+  nodeStateConflict(rollout: string): void;
+  stageEnded(input: {
+    rollout: string;
+    package: string;
+    version: string;
+    stage: string;
+    outcome: string;
+    seconds: number;
+    failedPods: number;
+  }): void;
+}
+
+/** Reports a stage's duration and failed pods once its Job (or the adopted workload) has an outcome. */
+async function timed(
+  metrics: ActivityMetrics | undefined,
+  id: { rollout: string; package: Package; stage: string },
+  run: () => Promise<StageResult>,
+): Promise<StageResult> {
+  const started = Date.now();
+  const result = await run();
+  metrics?.stageEnded({
+    rollout: id.rollout,
+    package: id.package.name,
+    version: id.package.version,
+    stage: id.stage,
+    outcome: result.outcome,
+    seconds: (Date.now() - started) / 1000,
+    failedPods: result.failedPods,
+  });
+  return result;
+}
+
 /** The Kubernetes implementation of the activity contract, over the clients and settings it is given. */
-export function createActivities(deps: ActivityDeps): KeelsonActivities {
+export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetrics }): KeelsonActivities {
   const clients = makeClients(deps.kubeConfig);
-  const { settings } = deps;
+  const { settings, metrics } = deps;
   const w = { clients, settings };
   const prefix = settings.keyPrefix;
+  const stageJobs = stageJobActivities(w);
   return {
-    ...stageJobActivities(w),
-    runInterrupt: (input) => runInterrupt(w, input),
-    writeNodeState: (input) => writeNodeState(clients, prefix, input),
+    ...stageJobs,
+    runStage: (input) => timed(metrics, input, () => stageJobs.runStage(input)),
+    runInterrupt: (input) =>
+      timed(metrics, { rollout: input.rollout, package: input.owner, stage: 'interrupt' }, () =>
+        runInterrupt(w, input),
+      ),
+    writeNodeState: async (input) => {
+      try {
+        const out = await writeNodeState(clients, prefix, input);
+        metrics?.nodeStateWritten(input);
+        return out;
+      } catch (err) {
+        if ((err as { type?: string }).type === 'ForeignNodeStateWrite') metrics?.nodeStateConflict(input.rollout);
+        throw err;
+      }
+    },
     readNode: (input) => readNode(clients, prefix, input),
     cordon: (input) => cordon(clients, prefix, input),
     uncordon: (input) => uncordon(clients, prefix, input),

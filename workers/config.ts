@@ -30,76 +30,134 @@ const bool = z
   .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
   .transform((v) => v === 'true' || v === '1');
 
-export const WorkerConfigSchema = z.object({
-  TEMPORAL_ADDRESS: z
-    .string()
-    .regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port')
-    .default('127.0.0.1:7233')
-    .describe('Temporal frontend'),
-  TEMPORAL_NAMESPACE: z.string().min(1, 'must not be empty').default('default').describe('Temporal namespace'),
-  KEELSON_TASK_QUEUE: z
-    .string()
-    .min(1, 'must not be empty')
-    .default('keelson')
-    .describe('task queue of rollout and node workflows'),
-  KEELSON_CLUSTER: name('a cluster name', 'local').describe('cluster name in workflow IDs keelson/<cluster>/...'),
-  KUBECONFIG: z.string().min(1).optional().describe('kubeconfig path; unset: in-cluster config or ~/.kube/config'),
-  KEELSON_NAMESPACE: name('a namespace name', 'keelson').describe('namespace of stage Jobs and their ConfigMaps'),
-  KEELSON_AGENT_IMAGE: z
-    .string()
-    .regex(/^[^\s:@]+(:[^\s:@/]+)?(@sha256:[a-f0-9]{64})?$|^[^\s@]+:\d+\/[^\s@]+$/, 'must be an image reference')
-    .default('ghcr.io/nvidia/skyhook/agent:6.4.1')
-    .describe('Skyhook/NodeWright agent image'),
-  KEELSON_KEY_PREFIX: prefix
-    .optional()
-    .describe('node-state key prefix; unset: by kind (skyhook.nvidia.com/ or nodewright.nvidia.com/)'),
-  KEELSON_LEGACY_PREFIXES: z
-    .string()
-    .default(DEFAULT_LEGACY_PREFIXES.join(','))
-    .transform((s) =>
-      s
-        .split(',')
-        .map((p) => p.trim())
-        .filter(Boolean),
-    )
-    .pipe(z.array(prefix))
-    .describe('operator label prefixes whose package work is adopted and gates interrupts'),
-  KEELSON_ADOPTION: bool.default(true).describe('adopt running Skyhook/NodeWright package work (G2)'),
-  KEELSON_DRAIN_TIMEOUT_SECONDS: seconds(10, 86_400, 600).describe('drain timeout before the drain policy applies'),
-  KEELSON_DRAIN_POLICY: z
-    .enum(['wait', 'fail', 'force'])
-    .default('fail')
-    .describe('what a drain does when time runs out'),
-  KEELSON_PROTECTED_POD_WAIT_SECONDS: seconds(0, 604_800, 3_600).describe(
-    'longest wait for podNonInterruptLabels pods',
-  ),
-  KEELSON_IMAGE_PULL_GRACE_SECONDS: seconds(1, 3_600, 300).describe(
-    'how long an image may fail to pull before the stage fails',
-  ),
-  KEELSON_REBOOT_TIMEOUT_SECONDS: seconds(30, 86_400, 1_800).describe('longest wait for a new boot ID and Ready'),
-  KEELSON_JOB_RETENTION_SECONDS: seconds(600, 2_592_000, 604_800).describe(
-    'ttlSecondsAfterFinished of stage Jobs (failed Jobs keep their logs this long)',
-  ),
-  KEELSON_LOG_TAIL_BYTES: int(256, 65_536, 4_096).describe('byte budget of a stored log tail (G7)'),
-  KEELSON_BACKOFF_LIMIT: int(0, 20, 3).describe('backoffLimit of stage Jobs'),
-  KEELSON_COPY_DIR_ROOT: z
-    .string()
-    .startsWith('/', 'must be an absolute path')
-    .default('/var/lib/skyhook')
-    .describe('host directory packages are copied to'),
-  KEELSON_AGENT_LOG_ROOT: z
-    .string()
-    .startsWith('/', 'must be an absolute path')
-    .default('/var/log/skyhook')
-    .describe('host directory of agent logs'),
-  KEELSON_IMAGE_PULL_SECRET: z.string().min(1).optional().describe('image pull secret of stage pods'),
-  KEELSON_RUNTIME_REQUIRED_TAINT: z
-    .string()
-    .regex(/^[^=:\s]+(=[^:\s]*)?:(NoSchedule|PreferNoSchedule|NoExecute)$/, 'must be key[=value]:Effect')
-    .default('skyhook.nvidia.com=runtime-required:NoSchedule')
-    .describe('runtime-required taint, tolerated by stage pods'),
-  KEELSON_POLL_SECONDS: seconds(1, 60, 5).describe('heartbeat and re-check period of waits'),
-});
+export const WorkerConfigSchema = z
+  .object({
+    TEMPORAL_ADDRESS: z
+      .string()
+      .regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port')
+      .default('127.0.0.1:7233')
+      .describe('Temporal frontend'),
+    TEMPORAL_NAMESPACE: z.string().min(1, 'must not be empty').default('default').describe('Temporal namespace'),
+    KEELSON_TASK_QUEUE: z
+      .string()
+      .min(1, 'must not be empty')
+      .default('keelson')
+      .describe('task queue of rollout and node workflows'),
+    KEELSON_CLUSTER: name('a cluster name', 'local').describe('cluster name in workflow IDs keelson/<cluster>/...'),
+    KUBECONFIG: z.string().min(1).optional().describe('kubeconfig path; unset: in-cluster config or ~/.kube/config'),
+    KEELSON_NAMESPACE: name('a namespace name', 'keelson').describe('namespace of stage Jobs and their ConfigMaps'),
+    KEELSON_AGENT_IMAGE: z
+      .string()
+      .regex(/^[^\s:@]+(:[^\s:@/]+)?(@sha256:[a-f0-9]{64})?$|^[^\s@]+:\d+\/[^\s@]+$/, 'must be an image reference')
+      .default('ghcr.io/nvidia/skyhook/agent:6.4.1')
+      .describe('Skyhook/NodeWright agent image'),
+    KEELSON_KEY_PREFIX: prefix
+      .optional()
+      .describe('node-state key prefix; unset: by kind (skyhook.nvidia.com/ or nodewright.nvidia.com/)'),
+    KEELSON_LEGACY_PREFIXES: z
+      .string()
+      .default(DEFAULT_LEGACY_PREFIXES.join(','))
+      .transform((s) =>
+        s
+          .split(',')
+          .map((p) => p.trim())
+          .filter(Boolean),
+      )
+      .pipe(z.array(prefix))
+      .describe('operator label prefixes whose package work is adopted and gates interrupts'),
+    KEELSON_ADOPTION: bool.default(true).describe('adopt running Skyhook/NodeWright package work (G2)'),
+    KEELSON_DRAIN_TIMEOUT_SECONDS: seconds(10, 86_400, 600).describe('drain timeout before the drain policy applies'),
+    KEELSON_DRAIN_POLICY: z
+      .enum(['wait', 'fail', 'force'])
+      .default('fail')
+      .describe('what a drain does when time runs out'),
+    KEELSON_PROTECTED_POD_WAIT_SECONDS: seconds(0, 604_800, 3_600).describe(
+      'longest wait for podNonInterruptLabels pods',
+    ),
+    KEELSON_IMAGE_PULL_GRACE_SECONDS: seconds(1, 3_600, 300).describe(
+      'how long an image may fail to pull before the stage fails',
+    ),
+    KEELSON_REBOOT_TIMEOUT_SECONDS: seconds(30, 86_400, 1_800).describe('longest wait for a new boot ID and Ready'),
+    KEELSON_JOB_RETENTION_SECONDS: seconds(600, 2_592_000, 604_800).describe(
+      'ttlSecondsAfterFinished of stage Jobs (failed Jobs keep their logs this long)',
+    ),
+    KEELSON_LOG_TAIL_BYTES: int(256, 65_536, 4_096).describe('byte budget of a stored log tail (G7)'),
+    KEELSON_BACKOFF_LIMIT: int(0, 20, 3).describe('backoffLimit of stage Jobs'),
+    KEELSON_COPY_DIR_ROOT: z
+      .string()
+      .startsWith('/', 'must be an absolute path')
+      .default('/var/lib/skyhook')
+      .describe('host directory packages are copied to'),
+    KEELSON_AGENT_LOG_ROOT: z
+      .string()
+      .startsWith('/', 'must be an absolute path')
+      .default('/var/log/skyhook')
+      .describe('host directory of agent logs'),
+    KEELSON_IMAGE_PULL_SECRET: z.string().min(1).optional().describe('image pull secret of stage pods'),
+    KEELSON_RUNTIME_REQUIRED_TAINT: z
+      .string()
+      .regex(/^[^=:\s]+(=[^:\s]*)?:(NoSchedule|PreferNoSchedule|NoExecute)$/, 'must be key[=value]:Effect')
+      .default('skyhook.nvidia.com=runtime-required:NoSchedule')
+      .describe('runtime-required taint, tolerated by stage pods'),
+    KEELSON_POLL_SECONDS: seconds(1, 60, 5).describe('heartbeat and re-check period of waits'),
+    TEMPORAL_TLS: bool
+      .default(false)
+      .describe('connect to Temporal with TLS (implied by the certificate, CA or API key)'),
+    TEMPORAL_TLS_CERT: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('client certificate file for mTLS (with TEMPORAL_TLS_KEY)'),
+    TEMPORAL_TLS_KEY: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('client private key file for mTLS (with TEMPORAL_TLS_CERT)'),
+    TEMPORAL_TLS_CA: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('CA certificate file of the Temporal server; unset: system CAs'),
+    TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional().describe('TLS server name override (SNI)'),
+    TEMPORAL_API_KEY: z.string().min(1).optional().describe('Temporal Cloud API key (implies TLS)'),
+    KEELSON_MAX_CONCURRENT_ACTIVITIES: int(1, 10_000, 100).describe(
+      'activities one worker runs at once (stage waits, drains, node-state writes)',
+    ),
+    KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS: int(1, 1_000, 40).describe('workflow tasks one worker runs at once'),
+    KEELSON_SHUTDOWN_GRACE_SECONDS: seconds(0, 3_600, 25).describe(
+      "on SIGTERM, how long running activities get to finish before they are cancelled (keep below the pod's terminationGracePeriodSeconds)",
+    ),
+    KEELSON_METRICS_ADDRESS: z
+      .string()
+      .regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port')
+      .default('127.0.0.1:9464')
+      .describe('host:port of the Keelson Prometheus endpoint (/metrics); the chart sets 0.0.0.0:9464'),
+    KEELSON_SDK_METRICS_ADDRESS: z
+      .string()
+      .regex(/^([^\s:]+:\d{1,5}|off)$/, 'must be host:port or off')
+      .default('127.0.0.1:9465')
+      .describe("host:port of the Temporal SDK's own Prometheus endpoint, or off"),
+    KEELSON_METRICS_REFRESH_SECONDS: seconds(1, 600, 15).describe(
+      'how long the rollout and Job gauges are cached between scrapes',
+    ),
+  })
+  .superRefine((c, ctx) => {
+    if (!!c.TEMPORAL_TLS_CERT !== !!c.TEMPORAL_TLS_KEY) {
+      const missing = c.TEMPORAL_TLS_CERT ? 'TEMPORAL_TLS_KEY' : 'TEMPORAL_TLS_CERT';
+      ctx.addIssue({
+        code: 'custom',
+        path: [missing],
+        message: 'must be set together with TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY (mTLS)',
+      });
+    }
+    if (c.KEELSON_METRICS_ADDRESS === c.KEELSON_SDK_METRICS_ADDRESS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['KEELSON_SDK_METRICS_ADDRESS'],
+        message: 'must differ from KEELSON_METRICS_ADDRESS',
+      });
+    }
+  });
 export type WorkerConfig = z.infer<typeof WorkerConfigSchema>;
 
 export class ConfigError extends Error {

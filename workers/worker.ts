@@ -1,10 +1,15 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import type http from 'node:http';
+import { KubeConfig, type V1Job } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type NativeConnectionOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { makeClients } from '../activities/clients';
+import { makeClients, type Clients } from '../activities/clients';
 import { checkKubernetes } from '../activities/server-version';
+import { KEELSON_PREFIX } from '../model';
+import { statusQuery, type RolloutStatusView } from '../workflows/messages';
 import { activitySettings, ConfigError, loadConfig, type WorkerConfig } from './config';
+import { KeelsonMetrics, serveMetrics, type GaugeSources } from './metrics';
 
 // The Keelson worker: settings from the environment (G9), the Kubernetes floor checked against the server (G8),
 // then rollout and node workflows with the real Kubernetes activities on one task queue.
@@ -16,27 +21,122 @@ function kubeConfig(config: WorkerConfig): KubeConfig {
   return kc;
 }
 
-export async function startWorker(config: WorkerConfig): Promise<Worker> {
+/** Address, TLS (server CA, SNI, client certificate pair) and API key: the same for the worker and its client. */
+export function temporalConnectionOptions(config: WorkerConfig): NativeConnectionOptions {
+  const file = (p: string) => readFileSync(p);
+  const tls =
+    config.TEMPORAL_TLS || !!config.TEMPORAL_TLS_CERT || !!config.TEMPORAL_TLS_CA || !!config.TEMPORAL_API_KEY;
+  return {
+    address: config.TEMPORAL_ADDRESS,
+    ...(tls && {
+      tls: {
+        ...(config.TEMPORAL_TLS_SERVER_NAME && { serverNameOverride: config.TEMPORAL_TLS_SERVER_NAME }),
+        ...(config.TEMPORAL_TLS_CA && { serverRootCACertificate: file(config.TEMPORAL_TLS_CA) }),
+        ...(config.TEMPORAL_TLS_CERT &&
+          config.TEMPORAL_TLS_KEY && {
+            clientCertPair: { crt: file(config.TEMPORAL_TLS_CERT), key: file(config.TEMPORAL_TLS_KEY) },
+          }),
+      },
+    }),
+    ...(config.TEMPORAL_API_KEY && { apiKey: config.TEMPORAL_API_KEY }),
+  };
+}
+
+/** The scrape-time sources of the gauges: running rollout workflows' status queries, and Keelson's Jobs. */
+export function gaugeSources(config: WorkerConfig, temporal: Client, clients: Clients): GaugeSources {
+  const idPrefix = `keelson/${config.KEELSON_CLUSTER}/rollout/`;
+  return {
+    async rollouts(): Promise<RolloutStatusView[]> {
+      const views: RolloutStatusView[] = [];
+      const query = `WorkflowType = 'rolloutWorkflow' AND ExecutionStatus = 'Running'`;
+      for await (const wf of temporal.workflow.list({ query })) {
+        if (!wf.workflowId.startsWith(idPrefix)) continue;
+        views.push(await temporal.workflow.getHandle(wf.workflowId).query(statusQuery));
+      }
+      return views;
+    },
+    async jobs(): Promise<V1Job[]> {
+      const list = await clients.batch.listNamespacedJob({
+        namespace: config.KEELSON_NAMESPACE,
+        labelSelector: `${KEELSON_PREFIX}rollout`,
+      });
+      return list.items;
+    },
+  };
+}
+
+export interface RunningWorker {
+  worker: Worker;
+  metrics: KeelsonMetrics;
+  metricsServer: http.Server;
+  /** Closes the metrics endpoint and both Temporal connections (after worker.run() has resolved). */
+  close(): Promise<void>;
+}
+
+export async function startWorker(config: WorkerConfig): Promise<RunningWorker> {
   const kc = kubeConfig(config);
-  const floor = await checkKubernetes(makeClients(kc), config.KEELSON_NAMESPACE);
+  const clients = makeClients(kc);
+  const floor = await checkKubernetes(clients, config.KEELSON_NAMESPACE);
   if (!floor.ok) throw new ConfigError(floor.message);
-  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const options = temporalConnectionOptions(config);
+  const connection = await NativeConnection.connect(options);
+  const clientConnection = await Connection.connect(options);
   const temporal = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
-  return Worker.create({
+  const metrics = new KeelsonMetrics({
+    sources: gaugeSources(config, temporal, clients),
+    refreshSeconds: config.KEELSON_METRICS_REFRESH_SECONDS,
+    processMetrics: true,
+  });
+  const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.KEELSON_TASK_QUEUE,
     workflowsPath: require.resolve('../workflows'),
-    activities: createActivities({ kubeConfig: kc, temporal, settings: activitySettings(config) }),
+    activities: createActivities({ kubeConfig: kc, temporal, settings: activitySettings(config), metrics }),
+    maxConcurrentActivityTaskExecutions: config.KEELSON_MAX_CONCURRENT_ACTIVITIES,
+    maxConcurrentWorkflowTaskExecutions: config.KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS,
+    shutdownGraceTime: `${config.KEELSON_SHUTDOWN_GRACE_SECONDS}s`,
+  });
+  const metricsServer = await serveMetrics(metrics, config.KEELSON_METRICS_ADDRESS);
+  return {
+    worker,
+    metrics,
+    metricsServer,
+    async close() {
+      await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
+      await clientConnection.close();
+      await connection.close();
+    },
+  };
+}
+
+/**
+ * Installs the SDK runtime once per process, before any connection: SIGINT/SIGTERM/SIGQUIT/SIGUSR2 make the worker
+ * stop polling and drain (running activities get KEELSON_SHUTDOWN_GRACE_SECONDS), and Temporal core serves its own
+ * Prometheus metrics on KEELSON_SDK_METRICS_ADDRESS.
+ */
+export function installRuntime(config: WorkerConfig): void {
+  const sdk = config.KEELSON_SDK_METRICS_ADDRESS;
+  Runtime.install({
+    shutdownSignals: ['SIGINT', 'SIGTERM', 'SIGQUIT', 'SIGUSR2'],
+    telemetryOptions: sdk === 'off' ? {} : { metrics: { prometheus: { bindAddress: sdk } } },
   });
 }
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const worker = await startWorker(config);
-  process.stderr.write(`keelson worker: task queue ${config.KEELSON_TASK_QUEUE} on ${config.TEMPORAL_ADDRESS}\n`);
-  await worker.run();
+  installRuntime(config);
+  const running = await startWorker(config);
+  process.stderr.write(
+    `keelson worker: task queue ${config.KEELSON_TASK_QUEUE} on ${config.TEMPORAL_ADDRESS}, metrics on ` +
+      `http://${config.KEELSON_METRICS_ADDRESS}/metrics (SDK: ${config.KEELSON_SDK_METRICS_ADDRESS})\n`,
+  );
+  try {
+    await running.worker.run();
+  } finally {
+    await running.close();
+  }
+  process.stderr.write('keelson worker: drained and stopped\n');
 }
 
 if (require.main === module) {

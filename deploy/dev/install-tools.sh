@@ -13,6 +13,7 @@ k8s_dir="$cache/kubernetes-$KUBERNETES_VERSION"
 etcd_dir="$cache/etcd-$ETCD_VERSION"
 kwok_dir="$cache/kwok-$KWOK_VERSION"
 temporal_dir="$cache/temporal-$TEMPORAL_CLI_VERSION-$TEMPORAL_TEST_SERVER_VERSION"
+helm_dir="$cache/helm-$HELM_VERSION"
 
 if [ "${1:-}" = "--print-env" ]; then
   echo "export KEELSON_KUBE_BIN=$k8s_dir/bin"
@@ -20,6 +21,7 @@ if [ "${1:-}" = "--print-env" ]; then
   echo "export KEELSON_KWOK_BIN=$kwok_dir/bin"
   echo "export TEMPORAL_CLI_PATH=$temporal_dir/bin/temporal"
   echo "export TEMPORAL_TEST_SERVER_PATH=$temporal_dir/bin/temporal-test-server"
+  echo "export KEELSON_HELM_BIN=$helm_dir/bin/helm"
   exit 0
 fi
 
@@ -78,5 +80,12 @@ else
   step "kwok $KWOK_VERSION: go install from the Go module proxy (a few minutes)"
   mkdir -p "$kwok_dir/bin"
   GOBIN="$kwok_dir/bin" go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
+fi
+if [ -x "$helm_dir/bin/helm" ]; then
+  step "helm $HELM_VERSION: cached"
+else
+  step "helm $HELM_VERSION: building from the Go module proxy (a few minutes)"
+  build_from_wrapper "$here/tools/helm" "$helm_dir" "$helm_dir/bin/helm" \
+    "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" helm.sh/helm/v3/cmd/helm
 fi
 step "all tools ready in $cache"

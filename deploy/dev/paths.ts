@@ -15,6 +15,8 @@ export interface ToolPaths {
   kwokBin: string;
   temporal: string;
   temporalTestServer: string;
+  /** The helm binary (deploy/helm/keelson is rendered with it in tests). */
+  helm: string;
 }
 
 // The install script is the one place that knows versions and cache layout; ask it rather than repeat it.
@@ -32,5 +34,6 @@ export function toolPaths(): ToolPaths {
     kwokBin: env.KEELSON_KWOK_BIN!,
     temporal: env.TEMPORAL_CLI_PATH!,
     temporalTestServer: env.TEMPORAL_TEST_SERVER_PATH!,
+    helm: env.KEELSON_HELM_BIN!,
   };
 }

@@ -44,4 +44,30 @@ describe('G9 worker settings', () => {
     expect(message).toContain('KEELSON_BACKOFF_LIMIT="99": must be a whole number from 0 to 20');
     expect(message).toContain('KEELSON_CLUSTER="Not_A_Name"');
   });
+
+  test('G9 Temporal TLS, concurrency, shutdown and metrics settings are validated', () => {
+    expect(() => loadConfig({ TEMPORAL_TLS_CERT: '/etc/temporal/tls.crt' })).toThrow(
+      'TEMPORAL_TLS_KEY="": must be set together with TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY (mTLS)',
+    );
+    expect(() => loadConfig({ KEELSON_MAX_CONCURRENT_ACTIVITIES: '0' })).toThrow(
+      'KEELSON_MAX_CONCURRENT_ACTIVITIES="0": must be a whole number from 1 to 10000',
+    );
+    expect(() => loadConfig({ KEELSON_SHUTDOWN_GRACE_SECONDS: '-1' })).toThrow(
+      'KEELSON_SHUTDOWN_GRACE_SECONDS="-1": must be a whole number of seconds from 0 to 3600',
+    );
+    expect(() => loadConfig({ KEELSON_METRICS_ADDRESS: '9464' })).toThrow(
+      'KEELSON_METRICS_ADDRESS="9464": must be host:port',
+    );
+    expect(() => loadConfig({ KEELSON_SDK_METRICS_ADDRESS: '127.0.0.1:9464' })).toThrow(
+      'KEELSON_SDK_METRICS_ADDRESS="127.0.0.1:9464": must differ from KEELSON_METRICS_ADDRESS',
+    );
+    const ok = loadConfig({
+      TEMPORAL_API_KEY: 'k',
+      KEELSON_METRICS_ADDRESS: '0.0.0.0:9464',
+      KEELSON_SDK_METRICS_ADDRESS: 'off',
+    });
+    expect(ok.TEMPORAL_API_KEY).toBe('k');
+    expect(ok.KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS).toBe(40);
+    expect(ok.KEELSON_SHUTDOWN_GRACE_SECONDS).toBe(25);
+  });
 });
