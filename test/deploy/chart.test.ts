@@ -1,0 +1,234 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import YAML from 'yaml';
+import { createActivities } from '../../activities';
+import { jsonPatch, makeClients } from '../../activities/clients';
+import { checkKubernetes } from '../../activities/server-version';
+import { projectRoot, stateDir, toolPaths } from '../../deploy/dev/paths';
+import { kubeFloor, formatKubeVersion } from '../../model/kube-version';
+import { kubeClients, testNamespace } from '../harness/kube';
+import { pkg, stageInput, testSettings } from '../integration/activity-env';
+
+// The Helm chart, rendered with the pinned helm, applied to the local RBAC apiserver; then the real activities run
+// with the chart's ServiceAccount token, so a permission the chart lacks fails here, and one it must not have is
+// shown refused.
+
+const chart = path.join(projectRoot, 'deploy', 'helm', 'keelson');
+const tools = toolPaths();
+const kubectl = path.join(tools.kubeBin, 'kubectl');
+const { kc: adminKc, core, batch } = kubeClients();
+const rbac = adminKc.makeApiClient(RbacAuthorizationV1Api);
+const release = `kt${Date.now().toString(36)}`;
+const node = 'node-009';
+let namespace = '';
+
+type Doc = { kind: string; metadata: { name: string; namespace?: string }; spec?: Record<string, unknown> } & Record<
+  string,
+  unknown
+>;
+
+function helmTemplate(ns: string, ...sets: string[]): Doc[] {
+  const args = ['template', release, chart, '-n', ns, '--kube-version', '1.37.2', ...sets.flatMap((s) => ['--set', s])];
+  const out = execFileSync(tools.helm, args, { encoding: 'utf8' });
+  return YAML.parseAllDocuments(out)
+    .map((d) => d.toJSON() as Doc | null)
+    .filter((d): d is Doc => d !== null);
+}
+
+const EXPECTED_CLUSTER_RULES = [
+  { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
+  { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'] },
+  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'delete'] },
+  { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
+  { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
+  { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch'] },
+];
+const EXPECTED_JOBS_RULES = [
+  { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'patch', 'delete'] },
+  { apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'patch'] },
+];
+
+let docs: Doc[] = [];
+const find = (kind: string, suffix: string) => docs.find((d) => d.kind === kind && d.metadata.name.endsWith(suffix))!;
+
+beforeAll(async () => {
+  namespace = await testNamespace(core, 'kchart');
+  docs = helmTemplate(namespace);
+});
+
+afterAll(async () => {
+  const name = `${release}-keelson-${namespace}-worker`;
+  await rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
+  await rbac.deleteClusterRole({ name }).catch(() => undefined);
+  await core.deleteNamespace({ name: namespace }).catch(() => undefined);
+});
+
+describe('helm chart', () => {
+  test('helm template renders the worker, API, RBAC, NetworkPolicy and PodDisruptionBudget', () => {
+    const kinds = docs.map((d) => `${d.kind}/${d.metadata.name}`).sort();
+    expect(kinds).toEqual(
+      [
+        `ClusterRole/${release}-keelson-${namespace}-worker`,
+        `ClusterRoleBinding/${release}-keelson-${namespace}-worker`,
+        `Deployment/${release}-keelson-api`,
+        `Deployment/${release}-keelson-worker`,
+        `NetworkPolicy/${release}-keelson-api`,
+        `NetworkPolicy/${release}-keelson-worker`,
+        `PodDisruptionBudget/${release}-keelson-api`,
+        `PodDisruptionBudget/${release}-keelson-worker`,
+        `Role/${release}-keelson-jobs`,
+        `RoleBinding/${release}-keelson-jobs`,
+        `Service/${release}-keelson-api`,
+        `Service/${release}-keelson-worker-metrics`,
+        `ServiceAccount/${release}-keelson-api`,
+        `ServiceAccount/${release}-keelson-worker`,
+      ].sort(),
+    );
+    expect(find('Deployment', '-worker').spec!.replicas).toBe(2);
+    expect(find('ClusterRole', '-worker').rules).toEqual(EXPECTED_CLUSTER_RULES);
+    expect(find('Role', '-jobs').rules).toEqual(EXPECTED_JOBS_RULES);
+  });
+
+  test('Temporal TLS and API key Secrets are referenced by the worker and the API', () => {
+    const rendered = helmTemplate(namespace, 'temporal.tlsSecret=temporal-mtls', 'temporal.apiKeySecret=temporal-key');
+    for (const suffix of ['-worker', '-api']) {
+      const dep = rendered.find((d) => d.kind === 'Deployment' && d.metadata.name.endsWith(suffix))!;
+      const text = JSON.stringify(dep);
+      expect(text).toContain('"secretName":"temporal-mtls"');
+      expect(text).toContain('"name":"TEMPORAL_TLS_CERT","value":"/etc/keelson/temporal-tls/tls.crt"');
+      expect(text).toContain('"secretKeyRef":{"name":"temporal-key","key":"api-key"}');
+    }
+    expect(JSON.stringify(find('Deployment', '-api'))).toContain('"secretName":"keelson-api-tokens"');
+  });
+
+  test("the chart's kubeVersion is the floor the worker enforces (G8)", () => {
+    const chartYaml = YAML.parse(fs.readFileSync(path.join(chart, 'Chart.yaml'), 'utf8')) as { kubeVersion: string };
+    expect(chartYaml.kubeVersion).toBe(`>=${formatKubeVersion(kubeFloor())}-0`);
+    const below = `1.${kubeFloor().minor - 1}.0`;
+    expect(() =>
+      execFileSync(tools.helm, ['template', release, chart, '--kube-version', below], { stdio: 'pipe' }),
+    ).toThrow(/incompatible with Kubernetes v1\.\d+\.0/);
+  });
+
+  test('the rendered manifests apply to the local cluster', () => {
+    // Zero replicas: the Keelson image is not on the fake nodes, and its pods would sit in other tests' drains.
+    const rendered = helmTemplate(namespace, 'worker.replicas=0', 'api.replicas=0');
+    const out = execFileSync(kubectl, ['apply', '--server-side', '-f', '-'], {
+      input: rendered.map((d) => YAML.stringify(d)).join('---\n'),
+      env: { ...process.env, KUBECONFIG: process.env.KUBECONFIG },
+      encoding: 'utf8',
+    });
+    expect(out.trim().split('\n')).toHaveLength(rendered.length);
+    expect(out).toContain(
+      `clusterrole.rbac.authorization.k8s.io/${release}-keelson-${namespace}-worker serverside-applied`,
+    );
+  });
+});
+
+describe('the worker with the chart ServiceAccount on the RBAC apiserver', () => {
+  let saKc: KubeConfig;
+  const rollout = `rbac-${Date.now().toString(36)}`;
+
+  beforeAll(async () => {
+    const sa = `${release}-keelson-worker`;
+    const token = await core.createNamespacedServiceAccountToken({
+      name: sa,
+      namespace,
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    });
+    saKc = new KubeConfig();
+    saKc.loadFromOptions({
+      clusters: [
+        { name: 'local', server: adminKc.getCurrentCluster()!.server, caFile: path.join(stateDir, 'pki', 'ca.crt') },
+      ],
+      users: [{ name: sa, token: token.status!.token }],
+      contexts: [{ name: 'sa', cluster: 'local', user: sa }],
+      currentContext: 'sa',
+    });
+    // The kubeconfig a worker would be given, written as a file like any other.
+    const file = path.join(os.tmpdir(), `${release}-kubeconfig.yaml`);
+    fs.writeFileSync(file, saKc.exportConfig(), { mode: 0o600 });
+    saKc = new KubeConfig();
+    saKc.loadFromFile(file);
+  });
+
+  afterAll(async () => {
+    const annotations = [`skyhook.nvidia.com/nodeState_${rollout}`, `skyhook.nvidia.com/status_${rollout}`];
+    for (const a of annotations) {
+      await core
+        .patchNode(
+          { name: node, body: [{ op: 'remove', path: `/metadata/annotations/${a.replace(/\//g, '~1')}` }] },
+          jsonPatch,
+        )
+        .catch(() => undefined);
+    }
+  });
+
+  test('the start-up check (G8 floor and dry-run Job) passes with the chart permissions', async () => {
+    const result = await checkKubernetes(makeClients(saKc), namespace);
+    expect(result).toEqual({ ok: true, gitVersion: 'v1.37.2' });
+  });
+
+  test('stage Job, node state and node listing work with the chart permissions', async () => {
+    const activities = createActivities({ kubeConfig: saKc, settings: testSettings(namespace) });
+    const nodes = await activities.listNodes({ selector: {} });
+    expect(nodes.map((n) => n.name)).toContain(node);
+
+    const p = pkg('rbac-probe', { KEELSON_SIM_SECONDS: '1' });
+    const result = await activities.runStage(stageInput(node, p, { rollout }));
+    expect(result.outcome).toBe('complete');
+    expect((await batch.readNamespacedJob({ name: result.jobName, namespace })).metadata?.name).toBe(result.jobName);
+    await activities.deleteStageJob({ jobName: result.jobName });
+    const gone = await batch
+      .readNamespacedJob({ name: result.jobName, namespace })
+      .then((j) => j.metadata?.deletionTimestamp !== undefined)
+      .catch(() => true);
+    expect(gone).toBe(true);
+
+    const state = {
+      'rbac-probe|1.0.0': {
+        name: 'rbac-probe',
+        version: '1.0.0',
+        image: p.image,
+        stage: 'apply' as const,
+        state: 'complete' as const,
+      },
+    };
+    const ref = { rollout, kind: 'Skyhook' as const, generation: 1, node };
+    const written = await activities.writeNodeState({ ...ref, state, status: 'complete', previous: null });
+    const read = await activities.readNode(ref);
+    expect(read.nodeState).toBe(written.written);
+  });
+
+  test('an action the chart does not grant is refused with 403', async () => {
+    const sa = makeClients(saKc);
+    const status = (p: Promise<unknown>) =>
+      p.then(
+        () => 200,
+        (e: { code?: number }) => e.code,
+      );
+    // Jobs only in the Jobs namespace; no Secrets; no Node deletion; no Job deletion outside the Jobs namespace.
+    expect(
+      await status(
+        sa.batch.createNamespacedJob({
+          namespace: 'default',
+          dryRun: 'All',
+          body: {
+            metadata: { name: 'not-granted' },
+            spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x' }] } } },
+          },
+        }),
+      ),
+    ).toBe(403);
+    expect(await status(sa.core.listNamespacedSecret({ namespace }))).toBe(403);
+    expect(await status(sa.core.deleteNode({ name: node, dryRun: 'All' }))).toBe(403);
+    expect(
+      await status(
+        sa.core.createNamespacedConfigMap({ namespace: 'default', dryRun: 'All', body: { metadata: { name: 'x' } } }),
+      ),
+    ).toBe(403);
+  });
+});
