@@ -1,0 +1,497 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdtempSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BatchV1Api, CoreV1Api, KubeConfig, Watch, type V1Job, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import type { FastifyInstance } from 'fastify';
+import { buildApi } from '../../client/api/server';
+import { ApiSettingsSchema } from '../../client/api/settings';
+import { KeelsonClient } from '../../client/lib';
+import { fakeNode } from '../../deploy/dev/nodes';
+import { stackEnv } from '../../deploy/dev/stack';
+
+// One e2e test file's own Keelson, driven only the way a user drives it: the real worker entry point
+// (workers/worker.ts) as a child process that a test may SIGKILL and start again, the real API on a free port, and
+// the `keelson` CLI spawned as a process. Each file gets fake kwok nodes of its own (created here, deleted at the
+// end, which also removes every annotation, label and taint Keelson wrote), a namespace and a task queue of its own.
+
+const root = join(__dirname, '..', '..');
+export const TOKEN = 'e2e-token-0123456789abcdef';
+export const PREFIX = 'skyhook.nvidia.com/';
+export const RUNTIME_TAINT = { key: 'skyhook.nvidia.com', value: 'runtime-required', effect: 'NoSchedule' };
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface PackageDef {
+  version: string;
+  image?: string;
+  simSeconds?: number;
+  failStages?: string;
+  interrupt?: { type: string; services?: string[] };
+  dependsOn?: Record<string, string>;
+  configMap?: Record<string, string>;
+  configInterrupts?: Record<string, { type: string; services?: string[] }>;
+  env?: Record<string, string>;
+}
+
+export interface SkyhookDef {
+  name: string;
+  nodes?: string[];
+  selector?: Record<string, unknown>;
+  packages: Record<string, PackageDef>;
+  priority?: number;
+  budget?: { percent?: number; count?: number };
+  deploymentPolicy?: string;
+  resetBatchStateOnCompletion?: boolean;
+  runtimeRequired?: boolean;
+  additionalTolerations?: Record<string, unknown>[];
+}
+
+/** A Skyhook manifest as a plain object (JSON is YAML, so it is written to a .yaml file as is). */
+export function skyhook(def: SkyhookDef): Record<string, unknown> {
+  const packages = Object.fromEntries(
+    Object.entries(def.packages).map(([name, p]) => {
+      const env: Record<string, string> = { KEELSON_SIM_SECONDS: String(p.simSeconds ?? 1), ...(p.env ?? {}) };
+      if (p.failStages) env.KEELSON_SIM_FAIL_STAGES = p.failStages;
+      return [
+        name,
+        {
+          version: p.version,
+          image: p.image ?? `registry.example/keelson/${name}`,
+          env: Object.entries(env).map(([k, value]) => ({ name: k, value })),
+          ...(p.interrupt && { interrupt: p.interrupt }),
+          ...(p.dependsOn && { dependsOn: p.dependsOn }),
+          ...(p.configMap && { configMap: p.configMap }),
+          ...(p.configInterrupts && { configInterrupts: p.configInterrupts }),
+        },
+      ];
+    }),
+  );
+  const nodeSelectors =
+    def.selector ??
+    ({ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: def.nodes ?? [] }] } as const);
+  return {
+    apiVersion: 'skyhook.nvidia.com/v1alpha1',
+    kind: 'Skyhook',
+    metadata: { name: def.name },
+    spec: {
+      nodeSelectors,
+      ...(def.priority !== undefined && { priority: def.priority }),
+      ...(def.deploymentPolicy
+        ? { deploymentPolicy: def.deploymentPolicy }
+        : { interruptionBudget: def.budget ?? { percent: 100 } }),
+      ...(def.resetBatchStateOnCompletion !== undefined && {
+        deploymentPolicyOptions: { resetBatchStateOnCompletion: def.resetBatchStateOnCompletion },
+      }),
+      ...(def.runtimeRequired && { runtimeRequired: true }),
+      ...(def.additionalTolerations && { additionalTolerations: def.additionalTolerations }),
+      packages,
+    },
+  };
+}
+
+export interface PackageEntry {
+  name: string;
+  version: string;
+  image: string;
+  stage: string;
+  state: string;
+  restarts?: number;
+}
+export type NodeStateJson = Record<string, PackageEntry>;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- `rollout status --json` is read field by field
+export type StatusJson = Record<string, any>;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+export async function eventually<T>(what: string, check: () => Promise<T>, timeoutMs = 90_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() > end) {
+        const msg = err instanceof Error ? err.message : String(err);
+        throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}: ${msg}`);
+      }
+      await sleep(300);
+    }
+  }
+}
+
+export class E2E {
+  readonly cluster: string;
+  readonly taskQueue: string;
+  readonly namespace: string;
+  readonly nodes: string[] = [];
+  readonly kc: KubeConfig;
+  readonly core: CoreV1Api;
+  readonly batch: BatchV1Api;
+  url = '';
+  private app?: FastifyInstance;
+  private keelson?: KeelsonClient;
+  private worker?: ChildProcess;
+  private workerExit?: Promise<void>;
+  private readonly dir: string;
+  private readonly env = stackEnv();
+
+  constructor(readonly prefix: string) {
+    const suffix = Date.now().toString(36).slice(-5);
+    this.cluster = `e2e-${prefix}-${suffix}`;
+    this.taskQueue = `keelson-${this.cluster}`;
+    this.namespace = this.cluster;
+    this.kc = new KubeConfig();
+    this.kc.loadFromFile(this.env.KUBECONFIG!);
+    this.core = this.kc.makeApiClient(CoreV1Api);
+    this.batch = this.kc.makeApiClient(BatchV1Api);
+    this.dir = mkdtempSync(join(tmpdir(), `keelson-e2e-${prefix}-`));
+  }
+
+  /** Fake nodes of this file (`<prefix>-<suffix>-<i>`), with extra labels per node; Ready before it returns. */
+  async addNodes(count: number, labels: (i: number) => Record<string, string> = () => ({})): Promise<string[]> {
+    const made: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const base = fakeNode(this.nodes.length);
+      const name = `${this.cluster}-n${this.nodes.length}`;
+      const node: V1Node = {
+        ...base,
+        metadata: {
+          ...base.metadata,
+          name,
+          // Only this file's labels: other rollouts on the shared cluster select by pool, zone or role.
+          labels: {
+            'kubernetes.io/hostname': name,
+            'kubernetes.io/os': 'linux',
+            'keelson.dev/e2e': this.cluster,
+            ...labels(i),
+          },
+        },
+      };
+      await this.core.createNode({ body: node });
+      this.nodes.push(name);
+      made.push(name);
+    }
+    await eventually(
+      'fake nodes Ready',
+      async () => {
+        for (const n of made) {
+          const node = await this.core.readNode({ name: n });
+          if (!(node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'))
+            throw new Error(`${n} not Ready`);
+        }
+      },
+      60_000,
+    );
+    return made;
+  }
+
+  async start(opts: { nodes?: number; labels?: (i: number) => Record<string, string> } = {}): Promise<this> {
+    await this.core.createNamespace({
+      body: { metadata: { name: this.namespace, labels: { 'keelson.dev/test': 'e2e' } } },
+    });
+    if (opts.nodes) await this.addNodes(opts.nodes, opts.labels);
+    await this.startWorker();
+    const settings = ApiSettingsSchema.parse({
+      TEMPORAL_ADDRESS: this.env.TEMPORAL_ADDRESS,
+      KEELSON_CLUSTER: this.cluster,
+      KEELSON_TASK_QUEUE: this.taskQueue,
+      KEELSON_API_TOKEN: TOKEN,
+    });
+    this.keelson = await KeelsonClient.connect(settings);
+    this.app = await buildApi({ keelson: this.keelson, tokens: [TOKEN], bodyLimitBytes: 256 * 1024 });
+    await this.app.listen({ host: '127.0.0.1', port: 0 });
+    this.url = `http://127.0.0.1:${(this.app.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  /** Starts the real worker process (workers/worker.ts) for this file's cluster, task queue and namespace. */
+  async startWorker(): Promise<void> {
+    const log = createWriteStream(join(this.dir, 'worker.log'), { flags: 'a' });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'workers', 'worker.ts')], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        TEMPORAL_ADDRESS: this.env.TEMPORAL_ADDRESS,
+        KUBECONFIG: this.env.KUBECONFIG,
+        KEELSON_CLUSTER: this.cluster,
+        KEELSON_TASK_QUEUE: this.taskQueue,
+        KEELSON_NAMESPACE: this.namespace,
+        KEELSON_AGENT_IMAGE: 'registry.example/skyhook/agent:6.4.1',
+        KEELSON_IMAGE_PULL_GRACE_SECONDS: '5',
+        KEELSON_BACKOFF_LIMIT: '1',
+        KEELSON_JOB_RETENTION_SECONDS: '600',
+        KEELSON_POLL_SECONDS: '1',
+        KEELSON_SHUTDOWN_GRACE_SECONDS: '0',
+        KEELSON_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
+        KEELSON_SDK_METRICS_ADDRESS: 'off',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.pipe(log);
+    child.stderr!.pipe(log);
+    this.worker = child;
+    this.workerExit = new Promise((resolve) => child.once('exit', () => resolve()));
+  }
+
+  /** SIGKILL: no shutdown, no activity cancellation, as when a pod is OOM-killed or a machine dies. */
+  async killWorker(): Promise<void> {
+    const w = this.worker;
+    if (!w || w.exitCode !== null) return;
+    w.kill('SIGKILL');
+    await this.workerExit;
+    this.worker = undefined;
+  }
+
+  get workerLog(): string {
+    return join(this.dir, 'worker.log');
+  }
+
+  file(name: string, docs: Record<string, unknown>[]): string {
+    const p = join(this.dir, name);
+    writeFileSync(p, docs.map((d) => JSON.stringify(d, null, 2)).join('\n---\n'));
+    return p;
+  }
+
+  /** `keelson ARGS` as a user runs it, against this file's API. */
+  cli(args: string[], timeoutMs = 240_000): Promise<CliResult> {
+    return new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        [join(root, 'bin', 'keelson.js'), ...args],
+        {
+          cwd: root,
+          env: { PATH: process.env.PATH, KEELSON_API_URL: this.url, KEELSON_API_TOKEN: TOKEN },
+          timeout: timeoutMs,
+          maxBuffer: 16 * 1024 * 1024,
+        },
+        (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr }),
+      );
+    });
+  }
+
+  async cliOk(args: string[], timeoutMs?: number): Promise<string> {
+    const r = await this.cli(args, timeoutMs);
+    if (r.code !== 0) throw new Error(`keelson ${args.join(' ')} exited ${r.code}: ${r.stderr}\n${r.stdout}`);
+    return r.stdout;
+  }
+
+  /** `keelson rollout start -f FILE --wait`, expecting exit 0 (complete). */
+  async startAndWait(name: string, docs: Record<string, unknown>[], timeoutSeconds = 180): Promise<string> {
+    return this.cliOk(
+      ['rollout', 'start', '-f', this.file(`${name}.yaml`, docs), '--wait', '--timeout', String(timeoutSeconds)],
+      (timeoutSeconds + 30) * 1000,
+    );
+  }
+
+  async start_(name: string, docs: Record<string, unknown>[]): Promise<string> {
+    return this.cliOk(['rollout', 'start', '-f', this.file(`${name}.yaml`, docs)]);
+  }
+
+  async apply(name: string, docs: Record<string, unknown>[]): Promise<string> {
+    return this.cliOk(['rollout', 'apply', '-f', this.file(`${name}-${Date.now()}.yaml`, docs)]);
+  }
+
+  async status(name: string): Promise<StatusJson> {
+    return JSON.parse(await this.cliOk(['rollout', 'status', name, '--json'])) as StatusJson;
+  }
+
+  /** Polls `rollout status --json` until `check` holds (throwing means not yet). */
+  async statusUntil(name: string, what: string, check: (s: StatusJson) => void, timeoutMs = 120_000) {
+    return eventually(
+      `${name}: ${what}`,
+      async () => {
+        const s = await this.status(name);
+        try {
+          check(s);
+        } catch (err) {
+          throw new Error(`${err instanceof Error ? err.message : String(err)}\nlast status: ${JSON.stringify(s)}`);
+        }
+        return s;
+      },
+      timeoutMs,
+    );
+  }
+
+  async waitComplete(name: string, timeoutMs = 150_000): Promise<StatusJson> {
+    return this.statusUntil(
+      name,
+      'complete',
+      (s) => {
+        if (s.status !== 'complete') throw new Error(`status ${s.status}`);
+      },
+      timeoutMs,
+    );
+  }
+
+  async node(name: string): Promise<V1Node> {
+    return this.core.readNode({ name });
+  }
+
+  async nodeState(node: string, rollout: string): Promise<NodeStateJson | undefined> {
+    const raw = (await this.node(node)).metadata?.annotations?.[`${PREFIX}nodeState_${rollout}`];
+    return raw === undefined ? undefined : (JSON.parse(raw) as NodeStateJson);
+  }
+
+  async jobs(labelSelector?: string): Promise<V1Job[]> {
+    return (await this.batch.listNamespacedJob({ namespace: this.namespace, labelSelector })).items;
+  }
+
+  /** Jobs of this file on one node, as `<package>@<version>:<stage>` (from the Keelson labels). */
+  async jobKeys(node: string): Promise<string[]> {
+    return (await this.jobs())
+      .filter((j) => j.metadata?.labels?.['keelson.dev/node'] === node || jobNodeName(j) === node)
+      .map(stageKey)
+      .sort();
+  }
+
+  /** Watches Nodes of this file: calls `onNode` for every value, until the returned stop is called. */
+  async watchNodes(onNode: (node: V1Node) => void): Promise<() => void> {
+    const watch = new Watch(this.kc);
+    let stopped = false;
+    let req: { abort(): void } | undefined;
+    const go = async () => {
+      if (stopped) return;
+      req = await watch.watch(
+        '/api/v1/nodes',
+        { labelSelector: `keelson.dev/e2e=${this.cluster}` },
+        (_type: string, obj: V1Node) => onNode(obj),
+        () => void setTimeout(() => void go(), 200),
+      );
+    };
+    await go();
+    return () => {
+      stopped = true;
+      req?.abort();
+    };
+  }
+
+  /**
+   * Records every Job and Pod created in this file's namespace (Keelson deletes a succeeded Job once its outcome is
+   * recorded, so a list at the end would miss them): distinct objects by UID, with the last value seen.
+   */
+  async recordWorkloads(): Promise<WorkloadRecorder> {
+    const rec = new WorkloadRecorder();
+    const aborts: { abort(): void }[] = [];
+    const one = async (kind: 'job' | 'pod', path: string) => {
+      if (rec.stopped) return;
+      const watch = new Watch(this.kc);
+      aborts.push(
+        await watch.watch(
+          path,
+          {},
+          (_t: string, obj: V1Job | V1Pod) => rec.see(kind, obj),
+          () => void setTimeout(() => void one(kind, path), 200),
+        ),
+      );
+    };
+    await one('job', `/apis/batch/v1/namespaces/${this.namespace}/jobs`);
+    await one('pod', `/api/v1/namespaces/${this.namespace}/pods`);
+    rec.onStop = () => aborts.forEach((a) => a.abort());
+    return rec;
+  }
+
+  /** Deletes this file's rollouts (CLI), stops the worker and API, and deletes its nodes and namespace. */
+  async stop(): Promise<void> {
+    if (this.url) {
+      const list = await this.cli(['rollout', 'list', '--json']);
+      if (list.code === 0)
+        for (const r of (JSON.parse(list.stdout) as { rollouts: { name: string }[] }).rollouts)
+          await this.cli(['rollout', 'delete', r.name]);
+    }
+    await this.app?.close();
+    await this.keelson?.close().catch(() => undefined);
+    if (this.worker && this.worker.exitCode === null) {
+      this.worker.kill('SIGTERM');
+      await Promise.race([this.workerExit, sleep(10_000)]);
+      if (this.worker.exitCode === null) this.worker.kill('SIGKILL');
+    }
+    for (const n of this.nodes) await this.core.deleteNode({ name: n }).catch(() => undefined);
+    await this.core.deleteNamespace({ name: this.namespace }).catch(() => undefined);
+  }
+}
+
+export function jobNodeName(j: V1Job): string | undefined {
+  const aff = j.spec?.template?.spec?.nodeName;
+  return aff ?? j.metadata?.labels?.['keelson.dev/node'];
+}
+
+export function stageKey(j: V1Job | V1Pod): string {
+  const l = j.metadata?.labels ?? {};
+  return `${l['keelson.dev/package']}@${l['keelson.dev/version']}:${l['keelson.dev/stage']}`;
+}
+
+export function entry(state: NodeStateJson | undefined, pkg: string): PackageEntry | undefined {
+  return Object.values(state ?? {}).find((e) => e.name === pkg);
+}
+
+export function isCordoned(node: V1Node, rollout: string): boolean {
+  return node.spec?.unschedulable === true && node.metadata?.annotations?.[`${PREFIX}cordon_${rollout}`] === 'true';
+}
+
+export function hasTaint(node: V1Node, key: string): boolean {
+  return (node.spec?.taints ?? []).some((t) => t.key === key);
+}
+
+export class WorkloadRecorder {
+  readonly jobs = new Map<string, V1Job>();
+  readonly pods = new Map<string, V1Pod>();
+  stopped = false;
+  onStop?: () => void;
+
+  see(kind: 'job' | 'pod', obj: V1Job | V1Pod): void {
+    const uid = obj.metadata?.uid;
+    if (!uid) return;
+    if (kind === 'job') this.jobs.set(uid, obj as V1Job);
+    else this.pods.set(uid, obj as V1Pod);
+  }
+
+  /** `<package>@<version>:<stage>` of every Job created on the node, sorted (a key twice means two executors). */
+  jobKeys(node: string): string[] {
+    return [...this.jobs.values()]
+      .filter((j) => jobNodeName(j) === node)
+      .map(stageKey)
+      .sort();
+  }
+
+  podKeys(node: string): string[] {
+    return [...this.pods.values()]
+      .filter((p) => p.spec?.nodeName === node)
+      .map(stageKey)
+      .sort();
+  }
+
+  job(node: string, key: string): V1Job | undefined {
+    return [...this.jobs.values()].find((j) => jobNodeName(j) === node && stageKey(j) === key);
+  }
+
+  clear(): void {
+    this.jobs.clear();
+    this.pods.clear();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.onStop?.();
+  }
+}

@@ -1,0 +1,96 @@
+import { E2E, PREFIX, entry, skyhook, type WorkloadRecorder } from './e2e-stack';
+
+// §7 simple-skyhook, simple-update-skyhook, depends-on: the package lifecycle seen on the Node and in status.
+
+const e2e = new E2E('life');
+let rec: WorkloadRecorder;
+
+beforeAll(async () => {
+  await e2e.start({ nodes: 1 });
+  rec = await e2e.recordWorkloads();
+}, 120_000);
+
+afterAll(async () => {
+  rec?.stop();
+  await e2e.stop();
+}, 120_000);
+
+test('package lifecycle: a 3-package DAG ends at config/complete in Skyhook nodeState JSON, labels and status', async () => {
+  const node = e2e.nodes[0]!;
+  const name = 'simple';
+  const pkgs = {
+    dexter: { version: '1.2.3', configMap: { 'config.sh': 'echo hi' } },
+    spencer: { version: '3.2.3', dependsOn: { dexter: '1.2.3' } },
+    foobar: { version: '1.2', image: 'registry.example/keelson/foobar:1.2' },
+  };
+  const out = await e2e.startAndWait(name, [skyhook({ name, nodes: [node], packages: pkgs })]);
+  expect(out).toContain(`rollout ${name}: complete, 1/1 nodes complete`);
+  const state = await e2e.nodeState(node, name);
+  // Skyhook's entry shape, plus Keelson's attempts counter (extra fields are ignored by Skyhook readers).
+  expect(state).toEqual({
+    'dexter|1.2.3': {
+      name: 'dexter',
+      version: '1.2.3',
+      image: 'registry.example/keelson/dexter',
+      stage: 'config',
+      state: 'complete',
+      attempts: 1,
+    },
+    'spencer|3.2.3': {
+      name: 'spencer',
+      version: '3.2.3',
+      image: 'registry.example/keelson/spencer',
+      stage: 'config',
+      state: 'complete',
+      attempts: 1,
+    },
+    'foobar|1.2': {
+      name: 'foobar',
+      version: '1.2',
+      image: 'registry.example/keelson/foobar',
+      stage: 'config',
+      state: 'complete',
+      attempts: 1,
+    },
+  });
+  const n = await e2e.node(node);
+  expect(n.metadata?.labels?.[`${PREFIX}status_${name}`]).toBe('complete');
+  expect(n.metadata?.annotations?.[`${PREFIX}status_${name}`]).toBe('complete');
+  expect(n.spec?.unschedulable ?? false).toBe(false);
+  const s = await e2e.status(name);
+  expect(s).toMatchObject({
+    name,
+    status: 'complete',
+    completeNodes: '1/1',
+    nodesInProgress: 0,
+    packageList: 'dexter:1.2.3,foobar:1.2,spencer:3.2.3',
+    nodes: { [node]: { status: 'complete' } },
+  });
+  // One Job per package and stage (apply, config), none for interrupt: no package interrupts.
+  expect(rec.jobKeys(node)).toEqual([
+    'dexter@1.2.3:apply',
+    'dexter@1.2.3:config',
+    'foobar@1.2:apply',
+    'foobar@1.2:config',
+    'spencer@3.2.3:apply',
+    'spencer@3.2.3:config',
+  ]);
+  // dependsOn: spencer's apply Job was created only after dexter's config Job had completed.
+  const created = (key: string) => new Date(rec.job(node, key)!.metadata!.creationTimestamp!).getTime();
+  const completed = (key: string) => new Date(rec.job(node, key)!.status!.completionTime!).getTime();
+  expect(created('spencer@3.2.3:apply')).toBeGreaterThanOrEqual(completed('dexter@1.2.3:config'));
+
+  // simple-update-skyhook: packages merged into a completed rollout run alone; completed ones do not run again.
+  const more = { ...pkgs, newpkg: { version: '2024.7.7-test' }, other: { version: '2.3.1-test' } };
+  await e2e.apply(name, [skyhook({ name, nodes: [node], packages: more })]);
+  await e2e.statusUntil(name, 'all 5 packages complete', (s2) => {
+    expect(s2.status).toBe('complete');
+    expect(Object.keys(s2.nodes[node].packages).sort()).toEqual(['dexter', 'foobar', 'newpkg', 'other', 'spencer']);
+  });
+  expect(entry(await e2e.nodeState(node, name), 'newpkg')).toMatchObject({ stage: 'config', state: 'complete' });
+  expect(rec.jobKeys(node).filter((k) => k.startsWith('dexter'))).toEqual([
+    'dexter@1.2.3:apply',
+    'dexter@1.2.3:config',
+  ]);
+  expect(rec.jobKeys(node)).toHaveLength(10);
+});
