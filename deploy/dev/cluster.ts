@@ -1,3 +1,4 @@
+import { ApiextensionsV1Api, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
@@ -100,6 +101,8 @@ export async function startCluster(log: (line: string) => void): Promise<void> {
         '--authorization-mode=RBAC',
         '--allow-privileged=true',
         '--endpoint-reconciler-type=none',
+        // kwok plays every node's kubelet on 127.0.0.1 (pod logs go through it).
+        '--kubelet-preferred-address-types=InternalIP',
         '--profiling=false',
         '-v=0',
       ]),
@@ -108,6 +111,7 @@ export async function startCluster(log: (line: string) => void): Promise<void> {
   await waitFor('kube-apiserver', () => apiserverReady(pki), 90_000, logFile('kube-apiserver'));
 
   const kubeconfig = kubeconfigPath;
+  await ensureLogsCrd(kubeconfig);
   await ensureRunning(
     'kube-controller-manager',
     ports.controllerManager,
@@ -142,7 +146,13 @@ export async function startCluster(log: (line: string) => void): Promise<void> {
         '--manage-all-nodes=false',
         '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
         '--node-lease-duration-seconds=40',
+        // kwok serves the kubelet API of all fake nodes (pod logs) on one loopback port, with the apiserver's cert.
         `--server-address=127.0.0.1:${ports.kwok}`,
+        '--node-ip=127.0.0.1',
+        `--node-port=${ports.kwok}`,
+        `--tls-cert-file=${pki.serverCert}`,
+        `--tls-private-key-file=${pki.serverKey}`,
+        '--enable-crds=Logs',
         `--config=${path.join(__dirname, 'kwok', 'node-stages.yaml')}`,
       ]),
     log,
@@ -158,6 +168,50 @@ export async function startCluster(log: (line: string) => void): Promise<void> {
     log,
   );
   log(`cluster: kube-apiserver ${apiserverUrl} ready; KUBECONFIG=${path.relative(projectRoot, kubeconfig)}`);
+}
+
+/**
+ * kwok's `Logs` resource (kwok.x-k8s.io/v1alpha1): the pod simulator writes each workload pod's log to a file and
+ * creates a Logs object that points kwok, which plays the kubelet, at it. The schema is left open: kwok is its only
+ * reader. (client-node serializes by its own field names, hence x_kubernetes_preserve_unknown_fields.)
+ */
+const logsCrd: V1CustomResourceDefinition = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'logs.kwok.x-k8s.io' },
+  spec: {
+    group: 'kwok.x-k8s.io',
+    scope: 'Namespaced',
+    names: { kind: 'Logs', listKind: 'LogsList', plural: 'logs', singular: 'logs' },
+    versions: [
+      {
+        name: 'v1alpha1',
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
+      },
+    ],
+  },
+};
+
+/** Installs kwok's Logs resource type unless the cluster has it with an open schema. */
+async function ensureLogsCrd(kubeconfig: string): Promise<void> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  const api = kc.makeApiClient(ApiextensionsV1Api);
+  const name = logsCrd.metadata!.name!;
+  let existing: V1CustomResourceDefinition;
+  try {
+    existing = await api.readCustomResourceDefinition({ name });
+  } catch {
+    await api.createCustomResourceDefinition({ body: logsCrd });
+    return;
+  }
+  if (!existing.spec.versions[0]?.schema?.openAPIV3Schema?.x_kubernetes_preserve_unknown_fields) {
+    const body = { ...logsCrd, metadata: { name, resourceVersion: existing.metadata!.resourceVersion } };
+    await api.replaceCustomResourceDefinition({ name, body });
+  }
 }
 
 export async function stopCluster(): Promise<string[]> {

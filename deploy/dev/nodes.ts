@@ -1,4 +1,5 @@
-import { CoreV1Api, KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { ports } from './cluster';
+import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
 
 export const fakeNodeAnnotation = 'kwok.x-k8s.io/node';
 
@@ -33,8 +34,34 @@ function isReady(node: V1Node): boolean {
   return (node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
+/**
+ * Points a node at kwok's kubelet endpoint (127.0.0.1:<port>), so the apiserver can fetch its pods' logs. kwok sets
+ * it when a node first becomes Ready; nodes made before the port was set are brought up to date here.
+ */
+async function ensureKubeletEndpoint(core: CoreV1Api, node: V1Node, kubeletPort: number): Promise<void> {
+  const hasAddress = (node.status?.addresses ?? []).some((a) => a.type === 'InternalIP' && a.address === '127.0.0.1');
+  if (hasAddress && node.status?.daemonEndpoints?.kubeletEndpoint?.Port === kubeletPort) return;
+  await core.patchNodeStatus(
+    {
+      name: node.metadata!.name!,
+      body: {
+        status: {
+          addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
+          daemonEndpoints: { kubeletEndpoint: { Port: kubeletPort } },
+        },
+      },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+  );
+}
+
 /** Creates fake nodes 0..count-1 that do not exist yet, and waits until all of them are Ready. */
-export async function ensureNodes(kubeconfig: string, count: number, timeoutMs = 60_000): Promise<string[]> {
+export async function ensureNodes(
+  kubeconfig: string,
+  count: number,
+  timeoutMs = 60_000,
+  kubeletPort = ports.kwok,
+): Promise<string[]> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
   const core = kc.makeApiClient(CoreV1Api);
@@ -47,7 +74,10 @@ export async function ensureNodes(kubeconfig: string, count: number, timeoutMs =
   for (;;) {
     const nodes = (await core.listNode()).items.filter((n) => names.includes(n.metadata?.name ?? ''));
     const ready = nodes.filter(isReady).length;
-    if (ready === count) return names;
+    if (ready === count) {
+      for (const node of nodes) await ensureKubeletEndpoint(core, node, kubeletPort);
+      return names;
+    }
     if (Date.now() > deadline)
       throw new Error(`only ${ready} of ${count} fake nodes became Ready in ${timeoutMs / 1000}s`);
     await new Promise((r) => setTimeout(r, 250));

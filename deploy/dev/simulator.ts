@@ -10,20 +10,27 @@
  * Real clusters never see any of this: the agent does not read these variables.
  */
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import {
   CoreV1Api,
+  CustomObjectsApi,
   KubeConfig,
   PatchStrategy,
   setHeaderOptions,
   Watch,
   type V1Container,
   type V1ContainerStatus,
+  type V1Node,
   type V1Pod,
 } from '@kubernetes/client-node';
+import { stateDir } from './paths';
 
 const kc = new KubeConfig();
 kc.loadFromDefault();
 const core = kc.makeApiClient(CoreV1Api);
+const custom = kc.makeApiClient(CustomObjectsApi);
+const podLogDir = path.join(stateDir, 'pod-logs');
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const strategicPatch = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 
@@ -130,6 +137,41 @@ function conditions(ready: boolean) {
   }));
 }
 
+function logFileOf(pod: V1Pod): string {
+  return path.join(podLogDir, `${pod.metadata!.namespace}_${pod.metadata!.name}_${pod.metadata!.uid}.log`);
+}
+
+/** Appends lines in the CRI log format that kwok serves as the pod's log (every container shares one file). */
+function appendPodLog(pod: V1Pod, stream: 'stdout' | 'stderr', lines: string[]): void {
+  const text = lines.map((line) => `${new Date().toISOString()} ${stream} F ${line}\n`).join('');
+  fs.appendFileSync(logFileOf(pod), text);
+}
+
+/** Creates the pod's log file and the kwok Logs object that points at it, owned by the pod so it goes with it. */
+async function startPodLog(pod: V1Pod, stage: string | undefined): Promise<void> {
+  fs.mkdirSync(podLogDir, { recursive: true });
+  appendPodLog(pod, 'stdout', [
+    `[keelson-sim] ${stage ?? 'job'} started on ${pod.spec?.nodeName} (image ${pod.spec?.containers?.[0]?.image})`,
+  ]);
+  const { name, namespace, uid } = pod.metadata!;
+  try {
+    await custom.createNamespacedCustomObject({
+      group: 'kwok.x-k8s.io',
+      version: 'v1alpha1',
+      namespace: namespace!,
+      plural: 'logs',
+      body: {
+        apiVersion: 'kwok.x-k8s.io/v1alpha1',
+        kind: 'Logs',
+        metadata: { name, namespace, ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name, uid }] },
+        spec: { logs: [{ containers: [], logsFile: logFileOf(pod) }] },
+      },
+    });
+  } catch (err) {
+    if ((err as { code?: number }).code !== 409) throw err;
+  }
+}
+
 async function start(pod: V1Pod): Promise<void> {
   const inits = pod.spec?.initContainers ?? [];
   const mains = pod.spec?.containers ?? [];
@@ -158,7 +200,10 @@ async function start(pod: V1Pod): Promise<void> {
     initContainerStatuses: workload ? [] : inits.map((c) => terminated(c, 0)),
     containerStatuses: mains.map((c) => running(c)),
   });
-  if (workload) schedule(pod, 0);
+  if (workload) {
+    await startPodLog(pod, stageOf(pod));
+    schedule(pod, 0);
+  }
 }
 
 function schedule(pod: V1Pod, restarts: number): void {
@@ -206,12 +251,19 @@ async function finish(pod: V1Pod, restarts: number): Promise<void> {
         containerStatuses: mains.map((c) => running(c)),
       });
     }
+    appendPodLog(current, 'stdout', [`[keelson-sim] ${stage ?? 'job'} succeeded`]);
     log(`pod ${current.metadata!.namespace}/${current.metadata!.name} stage=${stage ?? '-'} succeeded`);
     if (requestsReboot(current))
       await reboot(current.spec!.nodeName!, seconds(env.get('KEELSON_SIM_REBOOT_SECONDS'), 5));
     return;
   }
 
+  // KEELSON_SIM_LOG: extra text the failing stage prints, so tests can check what reaches node state (G3, G7).
+  const extra = env.get('KEELSON_SIM_LOG');
+  appendPodLog(current, 'stderr', [
+    `[keelson-sim] ${stage} failed: exit code 1 (KEELSON_SIM_FAIL_STAGES=${env.get('KEELSON_SIM_FAIL_STAGES')})`,
+    ...(extra ? extra.split('\n') : []),
+  ]);
   log(`pod ${current.metadata!.namespace}/${current.metadata!.name} stage=${stage} failed (simulated)`);
   if (terminal) {
     await patchPodStatus(current, {
@@ -236,31 +288,55 @@ async function finish(pod: V1Pod, restarts: number): Promise<void> {
   schedule(current, restarts + 1);
 }
 
-async function reboot(nodeName: string, notReadySeconds: number): Promise<void> {
-  const setReady = async (ready: boolean, bootID?: string) => {
-    const status: Record<string, unknown> = {
-      conditions: [
-        {
-          type: 'Ready',
-          status: ready ? 'True' : 'False',
-          reason: ready ? 'KubeletReady' : 'KeelsonSimulatedReboot',
-          message: ready ? 'simulated by kwok' : 'simulated reboot in progress',
-          lastHeartbeatTime: now(),
-          lastTransitionTime: now(),
-        },
-      ],
-    };
-    if (bootID) status.nodeInfo = { bootID };
-    await core.patchNodeStatus({ name: nodeName, body: { status } }, strategicPatch);
+const REBOOT_REASON = 'KeelsonSimulatedReboot';
+const rebooting = new Set<string>(); // nodes with a pending "Ready again" timer
+
+async function setNodeReady(nodeName: string, ready: boolean, until?: Date, bootID?: string): Promise<void> {
+  const status: Record<string, unknown> = {
+    conditions: [
+      {
+        type: 'Ready',
+        status: ready ? 'True' : 'False',
+        reason: ready ? 'KubeletReady' : REBOOT_REASON,
+        // The end of the NotReady spell is kept on the node, so a restarted simulator still ends it.
+        message: ready ? 'simulated by kwok' : `simulated reboot until ${until!.toISOString()}`,
+        lastHeartbeatTime: now(),
+        lastTransitionTime: now(),
+      },
+    ],
   };
+  if (bootID) status.nodeInfo = { bootID };
+  await core.patchNodeStatus({ name: nodeName, body: { status } }, strategicPatch);
+}
+
+function readyAgainAt(nodeName: string, until: Date): void {
+  if (rebooting.has(nodeName)) return;
+  rebooting.add(nodeName);
+  setTimeout(
+    () => {
+      rebooting.delete(nodeName);
+      setNodeReady(nodeName, true)
+        .then(() => log(`node ${nodeName} Ready after reboot`))
+        .catch(report);
+    },
+    Math.max(0, until.getTime() - Date.now()),
+  );
+}
+
+async function reboot(nodeName: string, notReadySeconds: number): Promise<void> {
   const bootID = randomUUID();
-  await setReady(false, bootID);
+  const until = new Date(Date.now() + notReadySeconds * 1000);
+  await setNodeReady(nodeName, false, until, bootID);
   log(`node ${nodeName} rebooting: new boot ID ${bootID}, NotReady for ${notReadySeconds}s`);
-  setTimeout(() => {
-    setReady(true)
-      .then(() => log(`node ${nodeName} Ready after reboot`))
-      .catch(report);
-  }, notReadySeconds * 1000);
+  readyAgainAt(nodeName, until);
+}
+
+/** A node left NotReady by a simulated reboot (say, across a simulator restart) becomes Ready when its time is up. */
+function resumeReboot(node: V1Node): void {
+  const ready = (node.status?.conditions ?? []).find((c) => c.type === 'Ready');
+  if (ready?.status !== 'False' || ready.reason !== REBOOT_REASON) return;
+  const until = new Date(/until (\S+)$/.exec(ready.message ?? '')?.[1] ?? 0);
+  readyAgainAt(node.metadata!.name!, Number.isNaN(until.getTime()) ? new Date() : until);
 }
 
 async function finalizeDeletion(pod: V1Pod): Promise<void> {
@@ -325,15 +401,15 @@ function watchForever(path: string, onObject: (type: string, obj: any) => void):
 }
 
 async function main(): Promise<void> {
-  watchForever(
-    '/api/v1/nodes',
-    (type: string, node: { metadata?: { name?: string; annotations?: Record<string, string> } }) => {
-      const name = node.metadata?.name;
-      if (!name) return;
-      if (type === 'DELETED' || node.metadata?.annotations?.['kwok.x-k8s.io/node'] !== 'fake') fakeNodes.delete(name);
-      else fakeNodes.add(name);
-    },
-  );
+  watchForever('/api/v1/nodes', (type: string, node: V1Node) => {
+    const name = node.metadata?.name;
+    if (!name) return;
+    if (type === 'DELETED' || node.metadata?.annotations?.['kwok.x-k8s.io/node'] !== 'fake') fakeNodes.delete(name);
+    else {
+      fakeNodes.add(name);
+      resumeReboot(node);
+    }
+  });
   // Let the node watch fill the set before pods are judged against it.
   const nodes = await core.listNode();
   for (const n of nodes.items)

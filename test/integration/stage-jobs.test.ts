@@ -40,9 +40,14 @@ test('runStage creates the stage Job under its deterministic name and reports Co
 });
 
 test('G3 a Job failing with BackoffLimitExceeded keeps its failed pods and reports its reason and a log tail', async () => {
-  const result = await a.runStage(stageInput('node-004', pkg('bad-pkg', { KEELSON_SIM_FAIL_STAGES: 'apply' })));
+  const printed = 'modprobe: FATAL: Module nvidia not found in directory /lib/modules/6.1.0';
+  const result = await a.runStage(
+    stageInput('node-004', pkg('bad-pkg', { KEELSON_SIM_FAIL_STAGES: 'apply', KEELSON_SIM_LOG: printed })),
+  );
   expect(result.outcome).toBe('failed');
   expect(result.reason).toBe('BackoffLimitExceeded');
+  // The tail is the failed pod's own log, fetched through the apiserver from the (kwok) kubelet.
+  expect(result.logTail).toContain(printed);
   // G6: backoffLimit 1 means the first pod and one retry, both failed, counted from Job status.
   expect(result.failedPods).toBe(2);
   expect(result.logTail.length).toBeGreaterThan(0);
