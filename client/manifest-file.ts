@@ -24,5 +24,10 @@ export function parseManifestText(text: string): ManifestFile {
     const first = doc.errors[0];
     if (first) return { problem: `is not valid YAML: ${first.message.split('\n')[0]!.replace(/:$/, '')}` };
   }
-  return { documents: list.map((doc) => doc.toJS({ maxAliasCount: 100 }) as unknown) };
+  try {
+    return { documents: list.map((doc) => doc.toJS({ maxAliasCount: 100 }) as unknown) };
+  } catch (err) {
+    // toJS refuses an alias bomb (too many alias expansions) and similar abuse.
+    return { problem: `cannot be read: ${err instanceof Error ? err.message : String(err)}` };
+  }
 }

@@ -7,14 +7,7 @@ import { InvalidError } from '../lib/errors';
 
 export function documentsOf(body: unknown): unknown[] {
   if (typeof body === 'string') {
-    let read: ReturnType<typeof parseManifestText>;
-    try {
-      read = parseManifestText(body);
-    } catch (err) {
-      // yaml's toJS throws on too many aliases (an alias bomb) and similar abuse.
-      const message = err instanceof Error ? err.message : String(err);
-      throw new InvalidError([{ path: 'body', message: `manifest cannot be read: ${message}` }]);
-    }
+    const read = parseManifestText(body);
     if ('problem' in read) throw new InvalidError([{ path: 'body', message: `manifest ${read.problem}` }]);
     return read.documents;
   }
