@@ -7,7 +7,7 @@ import { DEFAULT_LEGACY_PREFIXES } from '../activities/settings';
 
 const seconds = (min: number, max: number, fallback: number) =>
   z.coerce
-    .number()
+    .number({ message: `must be a whole number of seconds from ${min} to ${max}` })
     .int(`must be a whole number of seconds from ${min} to ${max}`)
     .min(min, `must be a whole number of seconds from ${min} to ${max}`)
     .max(max, `must be a whole number of seconds from ${min} to ${max}`)
@@ -15,7 +15,7 @@ const seconds = (min: number, max: number, fallback: number) =>
 
 const int = (min: number, max: number, fallback: number) =>
   z.coerce
-    .number()
+    .number({ message: `must be a whole number from ${min} to ${max}` })
     .int(`must be a whole number from ${min} to ${max}`)
     .min(min, `must be a whole number from ${min} to ${max}`)
     .max(max, `must be a whole number from ${min} to ${max}`)
@@ -68,7 +68,7 @@ export const WorkerConfigSchema = z
     KEELSON_ADOPTION: bool.default(true).describe('adopt running Skyhook/NodeWright package work (G2)'),
     KEELSON_DRAIN_TIMEOUT_SECONDS: seconds(10, 86_400, 600).describe('drain timeout before the drain policy applies'),
     KEELSON_DRAIN_POLICY: z
-      .enum(['wait', 'fail', 'force'])
+      .enum(['wait', 'fail', 'force'], { message: 'must be wait, fail or force' })
       .default('fail')
       .describe('what a drain does when time runs out'),
     KEELSON_PROTECTED_POD_WAIT_SECONDS: seconds(0, 604_800, 3_600).describe(
