@@ -68,7 +68,17 @@ export interface NodeFacts {
   bootId: string;
 }
 
+/** The worker's node-side timeouts and drain policy (its settings): a rollout records them once, at its start. */
+export interface NodeTimeouts {
+  protectedPodsTimeoutSeconds: number;
+  drainTimeoutSeconds: number;
+  drainOnTimeout: 'wait' | 'fail' | 'force';
+  rebootTimeoutSeconds: number;
+}
+
 export interface KeelsonActivities {
+  /** The worker's settings for the interrupt flow, read once by each new rollout. */
+  nodeTimeouts(): Promise<NodeTimeouts>;
   /** Create or adopt the stage Job and wait for its end; cancelling leaves the Job in place. */
   runStage(input: RunStageInput): Promise<StageResult>;
   /** Create or adopt the merged interrupt Job once no package workload runs on the node (G2), and wait for it. */

@@ -79,6 +79,7 @@ export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetric
     uncordon: (input) => uncordon(clients, prefix, input),
     waitForProtectedPods: (input) => waitForProtectedPods(clients, settings, input),
     drain: (input) => drain(clients, settings, input),
+    nodeTimeouts: async () => settings.nodeTimeouts,
     waitForReboot: (input) => waitForReboot(clients, settings, input),
     removeTaint: (input) => removeTaint(clients, input),
     listNodes: ({ selector }) => listNodes(clients, selector),

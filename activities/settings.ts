@@ -1,5 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
+import type { NodeTimeouts } from './contract';
 
 /** What the activities need to know about the cluster they run against (workers/config.ts fills it from env). */
 export interface ActivitySettings {
@@ -30,6 +31,8 @@ export interface ActivitySettings {
   runtimeRequiredTaint?: string;
   /** Heartbeat and re-evaluation period of waits. */
   pollSeconds: number;
+  /** Interrupt-flow timeouts and drain policy that new rollouts take from this worker. */
+  nodeTimeouts: NodeTimeouts;
 }
 
 export interface ActivityDeps {

@@ -196,5 +196,11 @@ export function activitySettings(config: WorkerConfig): ActivitySettings {
     imagePullSecret: config.KEELSON_IMAGE_PULL_SECRET,
     runtimeRequiredTaint: config.KEELSON_RUNTIME_REQUIRED_TAINT,
     pollSeconds: config.KEELSON_POLL_SECONDS,
+    nodeTimeouts: {
+      protectedPodsTimeoutSeconds: config.KEELSON_PROTECTED_POD_WAIT_SECONDS,
+      drainTimeoutSeconds: config.KEELSON_DRAIN_TIMEOUT_SECONDS,
+      drainOnTimeout: config.KEELSON_DRAIN_POLICY,
+      rebootTimeoutSeconds: config.KEELSON_REBOOT_TIMEOUT_SECONDS,
+    },
   };
 }

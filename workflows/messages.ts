@@ -1,4 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { NodeTimeouts } from '../activities/contract';
 import type { BatchState, NodeState, RolloutSpec, Stage, Status } from '../model';
 
 // Every message of the node and rollout workflows, defined once: the workflows set handlers for them and the client
@@ -27,11 +28,7 @@ export interface NodeWorkflowStart {
 }
 
 /** Node-side knobs a rollout hands down with its desire (timeouts of the interrupt flow, history bound). */
-export interface NodeSettings {
-  protectedPodsTimeoutSeconds: number;
-  drainTimeoutSeconds: number;
-  drainOnTimeout: 'wait' | 'fail' | 'force';
-  rebootTimeoutSeconds: number;
+export interface NodeSettings extends NodeTimeouts {
   /** Continue as new once the history has this many events (the server's suggestion also counts). */
   historyEventLimit: number;
 }

@@ -4,6 +4,7 @@ import {
   CancellationScope,
   condition,
   continueAsNew,
+  patched,
   getExternalWorkflowHandle,
   isCancellation,
   log,
@@ -106,7 +107,12 @@ const NODE_CONTROL = {
 
 export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   const { cluster } = input;
-  const options: RolloutOptions = { ...DEFAULT_ROLLOUT_OPTIONS, ...input.options };
+  let options: RolloutOptions = { ...DEFAULT_ROLLOUT_OPTIONS, ...input.options };
+  // Node timeouts and the drain policy are the worker's settings unless the starter gave them: read once, at the
+  // first run, so history holds what this rollout uses (and continue-as-new carries them in its options).
+  if (input.options?.node === undefined && input.carried === undefined && patched('rollout-node-timeouts')) {
+    options = { ...options, node: { ...options.node, ...(await act.nodeTimeouts()) } };
+  }
   const name = input.spec.name;
   const s: RolloutCarried = input.carried ?? {
     generation: 1,
@@ -308,7 +314,8 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       const info = workflowInfo();
       if (info.continueAsNewSuggested || info.historyLength > options.historyEventLimit) {
         await condition(allHandlersFinished);
-        if (s.outbox.length === 0) await continueAsNew<typeof rolloutWorkflow>({ ...input, spec: s.spec, carried: s });
+        if (s.outbox.length === 0)
+          await continueAsNew<typeof rolloutWorkflow>({ ...input, options, spec: s.spec, carried: s });
       }
       wake = false;
       if (!(await condition(() => wake, options.relistInterval))) relistDue = true;

@@ -26,6 +26,12 @@ export function testSettings(namespace: string, overrides: Partial<ActivitySetti
     agentLogRoot: '/var/log/skyhook',
     runtimeRequiredTaint: 'skyhook.nvidia.com=runtime-required:NoSchedule',
     pollSeconds: 1,
+    nodeTimeouts: {
+      protectedPodsTimeoutSeconds: 60,
+      drainTimeoutSeconds: 60,
+      drainOnTimeout: 'fail',
+      rebootTimeoutSeconds: 60,
+    },
     ...overrides,
   };
 }

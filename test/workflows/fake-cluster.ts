@@ -1,6 +1,6 @@
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import type { KeelsonActivities, NodeFacts, RunStageInput, StageResult } from '../../activities/contract';
+import type { KeelsonActivities, NodeFacts, NodeTimeouts, RunStageInput, StageResult } from '../../activities/contract';
 import { encodeNodeState, stageJobName, type NodeState, type Status } from '../../model';
 import { nodeWorkflowId } from '../../workflows/messages';
 
@@ -41,6 +41,13 @@ export class FakeCluster {
   stopped = false;
   readonly nodes: NodeFacts[];
   script: (input: RunStageInput) => StageScript = () => ({ ms: 100 });
+  /** What nodeTimeouts answers: the worker's settings, as a rollout reads them at its start. */
+  nodeTimeouts: NodeTimeouts = {
+    protectedPodsTimeoutSeconds: 3600,
+    drainTimeoutSeconds: 600,
+    drainOnTimeout: 'wait',
+    rebootTimeoutSeconds: 1800,
+  };
 
   constructor(nodeNames: string[], labels: (node: string) => Record<string, string> = () => ({})) {
     this.nodes = nodeNames.map((name) => ({
@@ -99,6 +106,10 @@ export class FakeCluster {
       };
     };
     return {
+      nodeTimeouts: async () => {
+        record('nodeTimeouts', {});
+        return this.nodeTimeouts;
+      },
       runStage: async (input) => {
         record('runStage', input);
         const jobName = stageJobName({ ...input, package: input.package.name, version: input.package.version });

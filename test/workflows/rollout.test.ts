@@ -118,3 +118,31 @@ test('failureThreshold halts a compartment, safetyLimit lets it go on', async ()
   expect(goesOn.st.nodes['node-2']!.status).toBe('erroring');
   expect(goesOn.st.compartmentStatuses.__default__!.batchState.shouldStop).toBe(false);
 });
+
+test("a new rollout takes the worker's node timeouts and drain policy, once, and keeps them", async () => {
+  const cluster = new FakeCluster(nodes(2, 'timeouts'));
+  cluster.nodeTimeouts = {
+    protectedPodsTimeoutSeconds: 77,
+    drainTimeoutSeconds: 123,
+    drainOnTimeout: 'force',
+    rebootTimeoutSeconds: 456,
+  };
+  const spec = rolloutSpec('timeouts', {
+    interruptionBudget: { count: 1 },
+    packages: { driver: { version: '1.0.0', image: image('driver'), interrupt: { type: 'reboot' } } },
+  });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
+      taskQueue,
+      workflowId: rolloutWorkflowId('test', spec.name),
+      args: [{ cluster: 'test', spec }],
+    });
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 90_000);
+    expect(cluster.callsOf('nodeTimeouts')).toHaveLength(1);
+    const drains = cluster.callsOf('drain').map((c) => c.input);
+    expect(drains).toHaveLength(2);
+    for (const d of drains) expect(d).toMatchObject({ timeoutSeconds: 123, onTimeout: 'force' });
+    for (const w of cluster.callsOf('waitForReboot')) expect(w.input).toMatchObject({ timeoutSeconds: 456 });
+    await handle.cancel();
+  });
+});
