@@ -47,6 +47,7 @@ import {
   type NodeView,
   type NodeWorkflowStart,
 } from './messages';
+import { interruptHeldFor } from './interrupt-hold';
 import { kube, longWait } from './node-activities';
 import { applyNewSpec, byPriority, newNodeRollout, rolloutNodeStatus, type NodeRollout } from './node-rollout';
 import { NodeStateWriter } from './node-state-writer';
@@ -447,7 +448,8 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       start(name, r.spec.spec.packages[x.name]!, x.stage);
     }
     const merged = plan.interrupt;
-    if (merged && merged.waitingFor.length === 0 && prepared && !interruptStuck) {
+    const held = merged ? interruptHeldFor(r.spec.spec.packages, r.state, r.configUpdates, plan) : [];
+    if (merged && merged.waitingFor.length === 0 && held.length === 0 && prepared && !interruptStuck) {
       spawn('interrupt', () => interrupt(name, merged));
     }
     if (!needsPermit) releaseIfDone(name, r);
