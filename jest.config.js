@@ -13,4 +13,6 @@ module.exports = {
   globalSetup: '<rootDir>/test/harness/global-setup.ts',
   globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
   testTimeout: 120000,
+  // Temporal's native connections and kube watches can outlive a suite by a few seconds; CI must not wait on them.
+  forceExit: true,
 };
