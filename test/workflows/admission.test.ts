@@ -1,0 +1,125 @@
+import type { RunStageInput } from '../../activities/contract';
+import { stageJobName } from '../../model';
+import { rolloutWorkflow } from '../../workflows';
+import { rolloutWorkflowId, statusQuery } from '../../workflows/messages';
+import { FakeCluster } from './fake-cluster';
+import { eventually, rolloutSpec, useTemporal, withWorker } from './env';
+
+const t = useTemporal();
+
+const image = (n: string) => `ghcr.io/example/${n}`;
+const nodes = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}-${i + 1}`);
+const jobOf = (i: RunStageInput) => stageJobName({ ...i, package: i.package.name, version: i.package.version });
+
+test('sliding-window admission: the next node starts as soon as one finishes, at most 2 in flight, complete', async () => {
+  const names = nodes(5, 'window');
+  const slow = names[0]!;
+  const cluster = new FakeCluster(names);
+  // The slow node's apply stage runs until the test finishes it: whatever else happens meanwhile, happens while
+  // the slow node is in progress.
+  cluster.script = (i) => ({ ms: i.node === slow && i.stage === 'apply' ? 600_000 : 20 });
+  const spec = rolloutSpec('window', {
+    interruptionBudget: { count: 2 },
+    packages: { base: { version: '1.0.0', image: image('base') } },
+  });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
+      taskQueue,
+      workflowId: rolloutWorkflowId('window', spec.name),
+      args: [{ cluster: 'window', spec, options: { admission: 'sliding-window' } }],
+    });
+    let maxInProgress = 0;
+    const poll = async () => {
+      const st = await handle.query(statusQuery);
+      maxInProgress = Math.max(maxInProgress, st.compartmentStatuses.__default__?.inProgress ?? 0);
+      return st;
+    };
+    // Batches would hold node-3 behind the slow node's batch; the window lets every other node through.
+    await eventually(async () => {
+      const st = await poll();
+      for (const n of names.slice(1)) expect(st.nodes[n]!.status).toBe('complete');
+    }, 120_000);
+    const held = await poll();
+    expect(held.nodes[slow]!.status).toBe('in_progress');
+    expect(cluster.stagesOn(slow)).toEqual(['base@1.0.0:apply']);
+    expect(cluster.callsOf('runStage').filter((c) => (c.input as RunStageInput).node === names[2])).not.toEqual([]);
+
+    const apply = cluster.callsOf('runStage').find((c) => (c.input as RunStageInput).node === slow)!;
+    cluster.finish(jobOf(apply.input as RunStageInput), 'complete');
+    await eventually(async () => expect((await poll()).status).toBe('complete'), 120_000);
+    expect((await poll()).completeNodes).toBe('5/5');
+    expect(cluster.stagesOn(slow)).toEqual(['base@1.0.0:apply', 'base@1.0.0:config']);
+
+    // In flight, from the cluster's side: from a node's first stage to its write as complete. At no node's start
+    // are more than 2 nodes in flight (counting itself), and the window was used to its full size.
+    const span = names.map((n) => ({
+      start: cluster.callsOf('runStage').find((c) => (c.input as RunStageInput).node === n)!.at,
+      end: cluster.writes.find((w) => w.node === n && w.status === 'complete')!.at,
+    }));
+    const overlap = span.map((a) => span.filter((b) => b.start <= a.start && a.start < b.end).length);
+    expect(Math.max(...overlap)).toBe(2);
+    // The third node started while the slow one (admitted first) was still in flight.
+    expect(span[2]!.start).toBeLessThan(span[0]!.end);
+    expect(maxInProgress).toBeGreaterThanOrEqual(1);
+    expect(maxInProgress).toBeLessThanOrEqual(2);
+    await handle.cancel();
+  });
+});
+
+test('runtimeRequired: the runtime-required taint is removed from each tainted node once its packages are complete, and only then', async () => {
+  const taint = { key: 'skyhook.nvidia.com', value: 'runtime-required', effect: 'NoSchedule' };
+  const run = async (name: string, runtimeRequired: boolean) => {
+    const names = nodes(3, name);
+    const cluster = new FakeCluster(names);
+    // The last node carries no taint: nothing to remove there.
+    for (const n of cluster.nodes.slice(0, 2)) n.taints = [{ ...taint }];
+    cluster.script = () => ({ ms: 30 });
+    const spec = rolloutSpec(name, {
+      interruptionBudget: { count: 2 },
+      runtimeRequired,
+      // Without runtimeRequired the taint must be tolerated explicitly, or the tainted nodes are blocked.
+      additionalTolerations: runtimeRequired ? [] : [{ ...taint, operator: 'Equal' }],
+      packages: {
+        base: { version: '1.0.0', image: image('base') },
+        tools: { version: '1.1.0', image: image('tools'), dependsOn: { base: '1.0.0' } },
+      },
+    });
+    await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+      const handle = await t.env.client.workflow.start(rolloutWorkflow, {
+        taskQueue,
+        workflowId: rolloutWorkflowId(name, spec.name),
+        args: [{ cluster: name, spec }],
+      });
+      await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 120_000);
+      if (runtimeRequired) await eventually(() => expect(cluster.callsOf('removeTaint')).toHaveLength(2), 60_000);
+      else await new Promise((r) => setTimeout(r, 1000)); // time for a removal that should not come
+      await handle.cancel();
+    });
+    return { names, cluster };
+  };
+
+  const on = await run('rtreq', true);
+  const removals = on.cluster.callsOf('removeTaint');
+  expect(removals.map((c) => c.input)).toEqual([
+    { node: on.names[0], key: 'skyhook.nvidia.com', effect: 'NoSchedule' },
+    { node: on.names[1], key: 'skyhook.nvidia.com', effect: 'NoSchedule' },
+  ]);
+  for (const node of on.names.slice(0, 2)) {
+    expect(on.cluster.stagesOn(node)).toHaveLength(4);
+    const calls = on.cluster.calls;
+    const removedAt = calls.findIndex((c) => c.name === 'removeTaint' && (c.input as { node: string }).node === node);
+    const lastStageAt = Math.max(
+      ...calls.map((c, i) => (c.name === 'runStage' && (c.input as RunStageInput).node === node ? i : -1)),
+    );
+    expect(removedAt).toBeGreaterThan(lastStageAt);
+    // Not before the node wrote itself complete.
+    const completeAt = on.cluster.writes.find((w) => w.node === node && w.status === 'complete')!.at;
+    expect(calls[removedAt]!.at).toBeGreaterThanOrEqual(completeAt);
+    expect(on.cluster.nodes.find((n) => n.name === node)!.taints).toEqual([]);
+  }
+
+  const off = await run('rtoff', false);
+  for (const node of off.names) expect(off.cluster.stagesOn(node)).toHaveLength(4);
+  expect(off.cluster.callsOf('removeTaint')).toEqual([]);
+  expect(off.cluster.nodes[0]!.taints).toEqual([taint]);
+});
