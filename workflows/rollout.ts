@@ -108,11 +108,6 @@ const NODE_CONTROL = {
 export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   const { cluster } = input;
   let options: RolloutOptions = { ...DEFAULT_ROLLOUT_OPTIONS, ...input.options };
-  // Node timeouts and the drain policy are the worker's settings unless the starter gave them: read once, at the
-  // first run, so history holds what this rollout uses (and continue-as-new carries them in its options).
-  if (input.options?.node === undefined && input.carried === undefined && patched('rollout-node-timeouts')) {
-    options = { ...options, node: { ...options.node, ...(await act.nodeTimeouts()) } };
-  }
   const name = input.spec.name;
   const s: RolloutCarried = input.carried ?? {
     generation: 1,
@@ -298,6 +293,12 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     );
   }
 
+  // Node timeouts and the drain policy are the worker's settings unless the starter gave them: read once, at the
+  // first run (after the handlers are set, so status queries answer meanwhile), so history holds what this rollout
+  // uses, and continue-as-new carries them in its options.
+  if (input.options?.node === undefined && input.carried === undefined && patched('rollout-node-timeouts')) {
+    options = { ...options, node: { ...options.node, ...(await act.nodeTimeouts()) } };
+  }
   try {
     for (;;) {
       if (relistDue) {

@@ -12,6 +12,8 @@ const dir = mkdtempSync(join(tmpdir(), 'keelson-cli-'));
 let k: TestKeelson;
 const name = `cli-r-${Date.now().toString(36)}`;
 const NODE = 'node-004';
+// Each test runs the CLI many times, and each run starts a Node process that transpiles the CLI: give them room.
+jest.setTimeout(300_000);
 
 beforeAll(async () => {
   k = await startTestKeelson('clit');
