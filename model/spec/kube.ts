@@ -3,7 +3,15 @@ import { z } from 'zod';
 // The subset of core/v1 types a package manifest carries; passed through to pods unchanged.
 
 export const EnvVarSchema = z.strictObject({
-  name: z.string().min(1),
+  // Kubernetes' own rule (RelaxedEnvironmentVariableValidation, GA in 1.34): printable ASCII other than '='. Checked
+  // here so such a manifest is refused up front instead of failing every node's Job creation later.
+  name: z
+    .string()
+    .min(1)
+    .regex(/^[\x20-\x3c\x3e-\x7e]+$/, {
+      error: (iss) =>
+        `${JSON.stringify(String(iss.input).slice(0, 64))} is not an environment variable name: printable ASCII characters other than '='`,
+    }),
   value: z.string().optional(),
   valueFrom: z.record(z.string(), z.unknown()).optional(),
 });

@@ -5,6 +5,7 @@ import { parseQuantity } from '../quantity';
 import { isValidVersion } from '../semver';
 import { parseImageReference } from './image';
 import { EnvVarSchema } from './kube';
+import { describeValue } from './validation-error';
 
 // One package of a Skyhook/NodeWright spec, with the webhook's per-package rules.
 
@@ -99,7 +100,7 @@ export const PackageSchema = z
     image: z.string(),
     containerSHA: z
       .string()
-      .regex(/^sha256:[a-f0-9]{64}$/, { error: (iss) => `${JSON.stringify(iss.input)} is not sha256:<64 hex digits>` })
+      .regex(/^sha256:[a-f0-9]{64}$/, { error: (iss) => `${describeValue(iss.input)} is not sha256:<64 hex digits>` })
       .optional(),
     agentImageOverride: z.string().optional(),
     interrupt: InterruptSchema.optional(),

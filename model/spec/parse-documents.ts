@@ -24,7 +24,10 @@ function documentLabel(doc: Record<string, unknown>, index: number): string {
   const kind = doc['kind'];
   const metadata = doc['metadata'];
   const name = typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>)['name'] : '';
-  return typeof kind === 'string' && typeof name === 'string' && name !== '' ? `${kind}/${name}` : `document[${index}]`;
+  // A label is echoed in every error path; a hostile kind or name (tens of KB) falls back to the document index.
+  return typeof kind === 'string' && typeof name === 'string' && name !== '' && kind.length + name.length <= 300
+    ? `${kind}/${name}`
+    : `document[${index}]`;
 }
 
 export function parseRolloutDocuments(docs: readonly unknown[], opts: ParseOptions = {}): ParseResult {

@@ -3,6 +3,7 @@ import { findCycle } from '../dependency-graph';
 import { LabelSelectorSchema } from '../label-selector';
 import { TolerationSchema } from './kube';
 import { PACKAGE_NAME_PATTERN, PackageSchema, StageTimeoutSchema } from './package';
+import { describeValue } from './validation-error';
 
 // The spec of a Skyhook or NodeWright custom resource (§2.1), with the validating webhook's cross-field rules and
 // Keelson's additions: dependsOn cycles are rejected, and a rollout-level default stageTimeout.
@@ -117,7 +118,7 @@ export const SkyhookManifestSchema = z
       name: z
         .string()
         .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, {
-          error: (iss) => `${JSON.stringify(iss.input)} is not a DNS subdomain name`,
+          error: (iss) => `${describeValue(iss.input)} is not a DNS subdomain name`,
         })
         .max(253),
       annotations: z.record(z.string(), z.string()).optional(),

@@ -10,7 +10,9 @@ export interface ValidationError {
 export function formatPath(base: string, path: readonly PropertyKey[]): string {
   return path.reduce<string>((acc, key) => {
     if (typeof key === 'number') return `${acc}[${key}]`;
-    const text = String(key);
+    // Keys come from the manifest: a hostile one (tens of KB) is shortened like a described value.
+    const full = String(key);
+    const text = full.length > 80 ? `${full.slice(0, 77)}...` : full;
     return /^[A-Za-z_][A-Za-z0-9_-]*$/.test(text) ? `${acc}.${text}` : `${acc}[${JSON.stringify(text)}]`;
   }, base);
 }
@@ -45,5 +47,10 @@ export const errorMap: z.core.$ZodErrorMap = (iss) => {
 };
 
 export function toValidationErrors(base: string, error: z.ZodError): ValidationError[] {
-  return error.issues.map((issue) => ({ path: formatPath(base, issue.path), message: issue.message }));
+  return error.issues.map((issue) => ({ path: formatPath(base, issue.path), message: shorten(issue.message) }));
+}
+
+/** Schema messages may quote the value they refuse; a hostile one (tens of KB) is cut in the middle. */
+function shorten(message: string, max = 300): string {
+  return message.length <= max ? message : `${message.slice(0, max - 60)} ... ${message.slice(-55)}`;
 }

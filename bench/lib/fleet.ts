@@ -1,0 +1,525 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import https from 'node:https';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { BatchV1Api, CoreV1Api, KubeConfig, Watch, type V1Job, type V1Node } from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
+import { KeelsonClient } from '../../client/lib';
+import { ClientSettingsSchema } from '../../client/lib/settings';
+import { parseRolloutDocuments, type RolloutSpec } from '../../model';
+import { ensurePki } from '../../deploy/dev/pki';
+import { kubeconfigPath, projectRoot, stateDir } from '../../deploy/dev/paths';
+import { apiserverUrl, ports } from '../../deploy/dev/cluster';
+import { temporalAddress } from '../../deploy/dev/temporal';
+import { fakeNode } from '../../deploy/dev/nodes';
+
+// What the bench and the fault tests share: a Keelson worker process of their own (its own cluster name, task
+// queue and namespace) that can be SIGKILLed and started again, its RSS and its own Kubernetes API request counts
+// (bench/lib/count-requests.cjs), the apiserver's request counters, and recorders of Jobs and Node state.
+
+export const PREFIX = 'skyhook.nvidia.com/';
+export const BENCH_LABEL = 'keelson.dev/bench';
+const countRequests = path.join(__dirname, 'count-requests.cjs');
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+export interface FleetOptions {
+  /** Short name: the cluster name, task queue and namespace derive from it. */
+  id: string;
+  temporalAddress?: string;
+  workerEnv?: Record<string, string>;
+}
+
+/** One Keelson under test: worker process(es), a Temporal client and Kubernetes clients. */
+export class Fleet {
+  readonly cluster: string;
+  readonly taskQueue: string;
+  readonly namespace: string;
+  readonly temporalAddress: string;
+  readonly kc = new KubeConfig();
+  readonly core: CoreV1Api;
+  readonly batch: BatchV1Api;
+  readonly dir: string;
+  keelson?: KeelsonClient;
+  temporal?: Client;
+  worker?: ChildProcess;
+  private workerExit?: Promise<void>;
+  private workerStarts = 0;
+  private peakRssKb = 0;
+  readonly ownNodes: string[] = [];
+  private rssTimer?: NodeJS.Timeout;
+
+  constructor(readonly opts: FleetOptions) {
+    this.cluster = opts.id;
+    this.taskQueue = `keelson-${opts.id}`;
+    this.namespace = opts.id;
+    this.temporalAddress = opts.temporalAddress ?? temporalAddress;
+    this.kc.loadFromFile(kubeconfigPath);
+    this.core = this.kc.makeApiClient(CoreV1Api);
+    this.batch = this.kc.makeApiClient(BatchV1Api);
+    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), `keelson-${opts.id}-`));
+  }
+
+  async start(): Promise<void> {
+    await this.core.createNamespace({
+      body: { metadata: { name: this.namespace, labels: { 'keelson.dev/test': 'bench' } } },
+    });
+    await this.startWorker();
+    await this.connect();
+  }
+
+  async connect(): Promise<void> {
+    const settings = ClientSettingsSchema.parse({
+      TEMPORAL_ADDRESS: this.temporalAddress,
+      KEELSON_CLUSTER: this.cluster,
+      KEELSON_TASK_QUEUE: this.taskQueue,
+    });
+    this.keelson = await KeelsonClient.connect(settings);
+    this.temporal = new Client({ connection: await Connection.connect({ address: this.temporalAddress }) });
+  }
+
+  /** The real worker entry point as a child process, with the request counter preloaded. */
+  async startWorker(): Promise<number> {
+    const n = this.workerStarts++;
+    const log = fs.createWriteStream(path.join(this.dir, 'worker.log'), { flags: 'a' });
+    const child = spawn(
+      process.execPath,
+      ['--require', countRequests, '--import', 'tsx', path.join(projectRoot, 'workers', 'worker.ts')],
+      {
+        cwd: projectRoot,
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          TEMPORAL_ADDRESS: this.temporalAddress,
+          KUBECONFIG: kubeconfigPath,
+          KEELSON_CLUSTER: this.cluster,
+          KEELSON_TASK_QUEUE: this.taskQueue,
+          KEELSON_NAMESPACE: this.namespace,
+          KEELSON_AGENT_IMAGE: 'registry.example/skyhook/agent:6.4.1',
+          KEELSON_JOB_RETENTION_SECONDS: '3600',
+          KEELSON_SHUTDOWN_GRACE_SECONDS: '0',
+          KEELSON_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
+          KEELSON_SDK_METRICS_ADDRESS: 'off',
+          KEELSON_BENCH_REQUESTS_FILE: path.join(this.dir, `requests-${n}.json`),
+          KEELSON_BENCH_APISERVER_PORT: String(ports.apiserver),
+          ...this.opts.workerEnv,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    child.stdout!.pipe(log);
+    child.stderr!.pipe(log);
+    this.worker = child;
+    this.workerExit = new Promise((resolve) => child.once('exit', () => resolve()));
+    if (!this.rssTimer) {
+      this.rssTimer = setInterval(() => {
+        const rss = this.rssKb();
+        if (rss > this.peakRssKb) this.peakRssKb = rss;
+      }, 500);
+      this.rssTimer.unref();
+    }
+    return child.pid!;
+  }
+
+  /** Waits until the current worker process has bundled its workflows (its log shows one bundle per start). */
+  async untilWorkerStarted(timeoutMs = 120_000): Promise<void> {
+    const end = Date.now() + timeoutMs;
+    while (Date.now() < end) {
+      const text = fs.existsSync(this.workerLog) ? fs.readFileSync(this.workerLog, 'utf8') : '';
+      if ((text.match(/asset workflow-bundle/g) ?? []).length >= this.workerStarts) return;
+      await sleep(250);
+    }
+  }
+
+  /** SIGKILL: no shutdown, no activity cancellation, as when a pod is OOM-killed or a machine dies. */
+  async killWorker(): Promise<void> {
+    const w = this.worker;
+    if (!w || w.exitCode !== null || w.signalCode !== null) return;
+    w.kill('SIGKILL');
+    await this.workerExit;
+  }
+
+  /** VmRSS of the current worker process, in KiB (0 if it is not running). */
+  rssKb(): number {
+    const pid = this.worker?.pid;
+    if (!pid || this.worker?.exitCode !== null) return 0;
+    try {
+      const m = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+      return m ? Number(m[1]) : 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  get peakRss(): number {
+    return Math.max(this.peakRssKb, this.rssKb());
+  }
+
+  get workerLog(): string {
+    return path.join(this.dir, 'worker.log');
+  }
+
+  /** The worker processes' own Kubernetes API requests, summed over every process this fleet started. */
+  workerRequests(): Record<string, number> {
+    const sum: Record<string, number> = {};
+    for (let n = 0; n < this.workerStarts; n++) {
+      const file = path.join(this.dir, `requests-${n}.json`);
+      if (!fs.existsSync(file)) continue;
+      for (const [k, v] of Object.entries(JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, number>))
+        sum[k] = (sum[k] ?? 0) + v;
+    }
+    return sum;
+  }
+
+  /**
+   * Fake kwok nodes of this fleet alone (`<cluster>-NNN`, from deploy/dev/nodes.ts fakeNode), labelled for its
+   * selector, Ready before it returns. Shared nodes (node-000...) would mix in other users' pods, drains and PDBs.
+   */
+  async createNodes(count: number, timeoutMs = 180_000): Promise<string[]> {
+    const names: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const base = fakeNode(i);
+      const name = `${this.cluster}-${String(i).padStart(3, '0')}`;
+      await this.core.createNode({
+        body: {
+          ...base,
+          metadata: {
+            ...base.metadata,
+            name,
+            labels: { ...base.metadata!.labels, 'kubernetes.io/hostname': name, [BENCH_LABEL]: this.cluster },
+          },
+        },
+      });
+      names.push(name);
+      this.ownNodes.push(name);
+    }
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const list = await this.core.listNode({ labelSelector: `${BENCH_LABEL}=${this.cluster}` });
+      const ready = list.items.filter((n) =>
+        (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+      );
+      if (ready.length >= count) return names;
+      if (Date.now() > end) throw new Error(`only ${ready.length} of ${count} fake nodes Ready`);
+      await sleep(500);
+    }
+  }
+
+  /** Labels the given nodes so that a rollout's selector picks exactly them. */
+  async labelNodes(names: string[]): Promise<void> {
+    for (const name of names) {
+      await this.core.patchNode(
+        {
+          name,
+          body: [{ op: 'add', path: `/metadata/labels/${BENCH_LABEL.replace('/', '~1')}`, value: this.cluster }],
+        },
+        undefined,
+      );
+    }
+  }
+
+  async unlabelNodes(names: string[]): Promise<void> {
+    for (const name of names) {
+      await this.core
+        .patchNode({ name, body: [{ op: 'remove', path: `/metadata/labels/${BENCH_LABEL.replace('/', '~1')}` }] })
+        .catch(() => undefined);
+    }
+  }
+
+  async startRollout(manifest: Record<string, unknown>): Promise<RolloutSpec> {
+    const { rollouts, errors } = parseRolloutDocuments([manifest]);
+    if (errors.length > 0 || rollouts.length !== 1) throw new Error(`bad bench manifest: ${JSON.stringify(errors)}`);
+    await this.keelson!.startRollout(rollouts[0]!);
+    return rollouts[0]!;
+  }
+
+  /** Polls the rollout's status until it is complete; a status query that fails (worker down) is retried. */
+  async waitComplete(name: string, timeoutMs: number, onTick?: () => void): Promise<number> {
+    const end = Date.now() + timeoutMs;
+    let last = '';
+    for (;;) {
+      onTick?.();
+      try {
+        const s = await this.keelson!.rolloutStatus(name);
+        last = `${s.status} ${s.completeNodes}`;
+        if (s.status === 'complete') return Date.now();
+      } catch (err) {
+        last = err instanceof Error ? err.message : String(err);
+      }
+      if (Date.now() > end) throw new Error(`rollout ${name} not complete after ${timeoutMs / 1000}s (last: ${last})`);
+      await sleep(500);
+    }
+  }
+
+  /** History length of every workflow on this fleet's task queue. */
+  async histories(): Promise<{ workflows: number; events: number; byType: Record<string, number> }> {
+    let workflows = 0;
+    let events = 0;
+    const byType: Record<string, number> = {};
+    for await (const w of this.temporal!.workflow.list({ query: `TaskQueue="${this.taskQueue}"` })) {
+      const d = await this.temporal!.workflow.getHandle(w.workflowId, w.runId).describe();
+      workflows++;
+      events += d.historyLength;
+      byType[w.type] = (byType[w.type] ?? 0) + d.historyLength;
+    }
+    return { workflows, events, byType };
+  }
+
+  async stop(opts: { deleteNamespace?: boolean } = {}): Promise<void> {
+    if (this.keelson) {
+      for (const r of await this.keelson.listRollouts().catch(() => []))
+        await this.keelson.deleteRollout(r.name).catch(() => undefined);
+    }
+    await sleep(1000);
+    if (this.worker && this.worker.exitCode === null && this.worker.signalCode === null) {
+      this.worker.kill('SIGTERM');
+      await Promise.race([this.workerExit, sleep(10_000)]);
+      if (this.worker.exitCode === null) this.worker.kill('SIGKILL');
+    }
+    if (this.rssTimer) clearInterval(this.rssTimer);
+    await this.keelson?.close().catch(() => undefined);
+    await this.temporal?.connection.close().catch(() => undefined);
+    if (opts.deleteNamespace !== false) {
+      await this.core.deleteNamespace({ name: this.namespace }).catch(() => undefined);
+      for (const n of this.ownNodes) await this.core.deleteNode({ name: n }).catch(() => undefined);
+    }
+  }
+}
+
+/** The apiserver's own request counters (apiserver_request_total), summed by verb and resource. */
+export async function apiserverRequests(): Promise<Record<string, number>> {
+  const pki = ensurePki(path.join(stateDir, 'pki'));
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = https.get(
+      `${apiserverUrl}/metrics`,
+      {
+        ca: fs.readFileSync(pki.caCert),
+        cert: fs.readFileSync(pki.adminCert),
+        key: fs.readFileSync(pki.adminKey),
+        timeout: 10_000,
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve(body));
+      },
+    );
+    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new Error('apiserver /metrics timed out')));
+  });
+  const out: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    const key = `${labels.verb} ${labels.resource || '-'}${labels.subresource ? `/${labels.subresource}` : ''}`;
+    out[key] = (out[key] ?? 0) + value;
+  }
+  return out;
+}
+
+export function diffCounts(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(after)) {
+    const d = v - (before[k] ?? 0);
+    if (d > 0) out[k] = d;
+  }
+  return out;
+}
+
+export function total(counts: Record<string, number>): number {
+  return Object.values(counts).reduce((a, b) => a + b, 0);
+}
+
+// ---- recorders ------------------------------------------------------------------------------------------------
+
+export interface JobRecord {
+  uid: string;
+  name: string;
+  node: string;
+  package: string;
+  version: string;
+  stage: string;
+  simSeconds: number;
+  /** Local clock (ms) when the watch first showed the Job, and when it first showed it Complete. */
+  seenCreated: number;
+  seenComplete?: number;
+  /** The apiserver's own (second-resolution) timestamps. */
+  creationTimestamp?: string;
+  completionTime?: string;
+}
+
+function complete(job: V1Job): boolean {
+  return (job.status?.conditions ?? []).some((c) => c.type === 'Complete' && c.status === 'True');
+}
+
+/** A watch that re-establishes itself until stopped (a stopped apiserver only delays it). */
+async function keepWatching<T>(
+  kc: KubeConfig,
+  pathName: string,
+  query: Record<string, string>,
+  on: (type: string, obj: T) => void,
+) {
+  let stopped = false;
+  let req: { abort(): void } | undefined;
+  const go = async (): Promise<void> => {
+    if (stopped) return;
+    try {
+      req = await new Watch(kc).watch(pathName, query, on, () => void setTimeout(() => void go(), 250));
+    } catch {
+      setTimeout(() => void go(), 500);
+    }
+  };
+  await go();
+  return () => {
+    stopped = true;
+    req?.abort();
+  };
+}
+
+/** Records every Job in a namespace (by UID) with the local times it was first seen and first seen complete. */
+export async function recordJobs(kc: KubeConfig, namespace: string) {
+  const jobs = new Map<string, JobRecord>();
+  const stop = await keepWatching<V1Job>(kc, `/apis/batch/v1/namespaces/${namespace}/jobs`, {}, (_type, job) => {
+    const uid = job.metadata?.uid;
+    if (!uid) return;
+    const now = Date.now();
+    let r = jobs.get(uid);
+    if (!r) {
+      const l = job.metadata?.labels ?? {};
+      const env = job.spec?.template?.spec?.containers?.flatMap((c) => c.env ?? []) ?? [];
+      const sim = env.find((e) => e.name === 'KEELSON_SIM_SECONDS')?.value;
+      r = {
+        uid,
+        name: job.metadata?.name ?? '',
+        node: job.spec?.template?.spec?.nodeName ?? l['keelson.dev/node'] ?? '',
+        package: l['keelson.dev/package'] ?? '',
+        version: l['keelson.dev/version'] ?? '',
+        stage: l['keelson.dev/stage'] ?? '',
+        simSeconds: sim === undefined ? 1 : Number(sim),
+        seenCreated: now,
+        creationTimestamp: job.metadata?.creationTimestamp
+          ? new Date(job.metadata.creationTimestamp).toISOString()
+          : undefined,
+      };
+      jobs.set(uid, r);
+    }
+    if (r.seenComplete === undefined && complete(job)) {
+      r.seenComplete = now;
+      r.completionTime = job.status?.completionTime ? new Date(job.status.completionTime).toISOString() : undefined;
+    }
+  });
+  return { jobs, stop };
+}
+
+const STAGE_RANK: Record<string, number> = {
+  uninstall: 0,
+  upgrade: 1,
+  apply: 1,
+  config: 2,
+  interrupt: 3,
+  'post-interrupt': 4,
+};
+const STATE_RANK: Record<string, number> = { unknown: 0, in_progress: 1, erroring: 1, complete: 2, skipped: 2 };
+
+export interface NodeStateEntry {
+  name: string;
+  version: string;
+  stage: string;
+  state: string;
+}
+
+/**
+ * The G1 recorder: watches Nodes and checks that no entry of a rollout's nodeState annotation ever moves backwards
+ * (lower stage, or the same stage in an earlier state) or disappears; also records Keelson's cordons.
+ */
+export async function recordNodeStates(kc: KubeConfig, selector: string, rollout: string) {
+  const last = new Map<string, Map<string, number>>();
+  const backwards: string[] = [];
+  const cordoned = new Map<string, boolean>();
+  let updates = 0;
+  const key = `${PREFIX}nodeState_${rollout}`;
+  const stop = await keepWatching<V1Node>(kc, '/api/v1/nodes', { labelSelector: selector }, (_type, node) => {
+    const name = node.metadata?.name ?? '';
+    cordoned.set(
+      name,
+      node.spec?.unschedulable === true && node.metadata?.annotations?.[`${PREFIX}cordon_${rollout}`] === 'true',
+    );
+    const raw = node.metadata?.annotations?.[key];
+    if (raw === undefined) return;
+    updates++;
+    const state = JSON.parse(raw) as Record<string, NodeStateEntry>;
+    const before = last.get(name) ?? new Map<string, number>();
+    const now = new Map<string, number>();
+    for (const [k, e] of Object.entries(state)) {
+      const rank = (STAGE_RANK[e.stage] ?? -1) * 10 + (STATE_RANK[e.state] ?? -1);
+      now.set(k, rank);
+      const prev = before.get(k);
+      if (prev !== undefined && rank < prev) backwards.push(`${name} ${k}: ${prev} -> ${rank} (${e.stage}/${e.state})`);
+    }
+    for (const k of before.keys()) if (!now.has(k)) backwards.push(`${name} ${k}: entry removed`);
+    last.set(name, now);
+  });
+  return {
+    backwards,
+    cordoned,
+    get updates() {
+      return updates;
+    },
+    stop,
+  };
+}
+
+/** Jobs created more than once for the same node, package, version and stage. */
+export function duplicateJobs(jobs: Iterable<JobRecord>): string[] {
+  const seen = new Map<string, number>();
+  for (const j of jobs) {
+    const k = `${j.node}/${j.package}@${j.version}:${j.stage}`;
+    seen.set(k, (seen.get(k) ?? 0) + 1);
+  }
+  return [...seen].filter(([, n]) => n > 1).map(([k, n]) => `${k} x${n}`);
+}
+
+export function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+/**
+ * Orchestration overhead per node-stage: from a Job seen Complete to the next Job on the same node seen created.
+ * Gaps after an interrupt (reboot) Job include the simulated reboot and are reported apart.
+ */
+export function overheads(jobs: Iterable<JobRecord>, rebootSeconds: number) {
+  const byNode = new Map<string, JobRecord[]>();
+  for (const j of jobs) byNode.set(j.node, [...(byNode.get(j.node) ?? []), j]);
+  const plain: number[] = [];
+  const afterReboot: number[] = [];
+  for (const list of byNode.values()) {
+    list.sort((a, b) => a.seenCreated - b.seenCreated);
+    for (let i = 1; i < list.length; i++) {
+      const prev = list[i - 1]!;
+      if (prev.seenComplete === undefined) continue;
+      const gap = list[i]!.seenCreated - prev.seenComplete;
+      if (prev.stage === 'interrupt') afterReboot.push(gap - rebootSeconds * 1000);
+      else plain.push(gap);
+    }
+  }
+  return { plain: plain.sort((a, b) => a - b), afterReboot: afterReboot.sort((a, b) => a - b) };
+}

@@ -1,0 +1,195 @@
+import { skyhook } from '../../test/e2e/e2e-stack';
+import {
+  BENCH_LABEL,
+  Fleet,
+  apiserverRequests,
+  diffCounts,
+  duplicateJobs,
+  overheads,
+  quantile,
+  recordJobs,
+  recordNodeStates,
+  sleep,
+  total,
+  type FleetOptions,
+} from './fleet';
+
+// One measured rollout: N fake nodes, three packages chained by dependsOn (the middle one reboots), budget B,
+// stage pods of a fixed simulated time; optionally a fault while it runs.
+
+export interface ScenarioOptions {
+  nodes: number;
+  budget: number;
+  simSeconds: number;
+  rebootSeconds?: number;
+  /** SIGKILL the worker every this many seconds (and start it again at once). */
+  killEverySeconds?: number;
+  /** Called once the rollout is under way, e.g. to inject a fault; awaited before waiting for completion ends. */
+  duringRollout?: (fleet: Fleet) => Promise<void>;
+  fleet?: Partial<FleetOptions>;
+  timeoutMs?: number;
+  log?: (line: string) => void;
+  /** Keep the namespace (and so the Jobs) for inspection. */
+  keep?: boolean;
+}
+
+export interface ScenarioResult {
+  label: string;
+  nodes: number;
+  packages: number;
+  budget: number;
+  simSeconds: number;
+  rebootSeconds: number;
+  stagesPerNode: number;
+  nodeStages: number;
+  makespanSeconds: number;
+  idealSeconds: number;
+  ratio: number;
+  overheadMs: { count: number; p50: number; p95: number; p99: number; max: number };
+  afterRebootMs: { count: number; p50: number; p95: number; max: number };
+  apiserverRequests: { total: number; perNodeStage: number; byVerbResource: Record<string, number> };
+  workerRequests: { total: number; perNodeStage: number; byVerbResource: Record<string, number> };
+  workerPeakRssMiB: number;
+  workerRestarts: number;
+  history: { workflows: number; events: number; perNodeStage: number; byType: Record<string, number> };
+  checks: { duplicateJobs: string[]; backwards: string[]; leftCordoned: string[]; nodeStateUpdates: number };
+}
+
+export const PACKAGES = ['tools', 'driver', 'tuning'] as const;
+
+export async function runScenario(label: string, o: ScenarioOptions): Promise<ScenarioResult> {
+  const log = o.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const rebootSeconds = o.rebootSeconds ?? 5;
+  const id = `${label}-${Date.now().toString(36)}`.slice(0, 40);
+  const fleet = new Fleet({ id, ...o.fleet });
+  await fleet.start();
+  const names = await fleet.createNodes(o.nodes);
+  const jobRec = await recordJobs(fleet.kc, fleet.namespace);
+  const nodeRec = await recordNodeStates(fleet.kc, `${BENCH_LABEL}=${fleet.cluster}`, id);
+  const env = (extra: Record<string, string> = {}) => ({ KEELSON_SIM_REBOOT_SECONDS: String(rebootSeconds), ...extra });
+  const manifest = skyhook({
+    name: id,
+    selector: { matchLabels: { [BENCH_LABEL]: fleet.cluster } },
+    budget: { count: o.budget },
+    packages: {
+      tools: { version: '1.0.0', simSeconds: o.simSeconds, env: env() },
+      driver: {
+        version: '2.0.0',
+        simSeconds: o.simSeconds,
+        env: env(),
+        interrupt: { type: 'reboot' },
+        dependsOn: { tools: '1.0.0' },
+      },
+      tuning: { version: '3.0.0', simSeconds: o.simSeconds, env: env(), dependsOn: { driver: '2.0.0' } },
+    },
+  });
+  let restarts = 0;
+  let killing = false;
+  let killer: Promise<void> | undefined;
+  try {
+    // Let the worker bundle its workflows and poll before the clock starts.
+    await sleep(3000);
+    const before = await apiserverRequests();
+    const t0 = Date.now();
+    await fleet.startRollout(manifest);
+    log(`${label}: rollout ${id} started on ${o.nodes} nodes, budget ${o.budget}`);
+    if (o.killEverySeconds) {
+      killing = true;
+      killer = (async () => {
+        while (killing) {
+          // Every few seconds of *running* time: on a loaded 2-core machine bundling the workflows takes longer
+          // than the kill period, and a worker killed while it bundles never makes progress at all.
+          await fleet.untilWorkerStarted();
+          await sleep(o.killEverySeconds! * 1000);
+          if (!killing) break;
+          await fleet.killWorker();
+          await fleet.startWorker();
+          restarts++;
+        }
+      })();
+    }
+    const fault = o.duringRollout?.(fleet);
+    let lastLog = 0;
+    const t1 = await fleet.waitComplete(id, o.timeoutMs ?? 1_800_000, () => {
+      if (Date.now() - lastLog > 15_000) {
+        lastLog = Date.now();
+        const done = [...jobRec.jobs.values()].filter((j) => j.seenComplete).length;
+        log(
+          `${label}: ${((Date.now() - t0) / 1000).toFixed(0)}s, ${done} stage Jobs complete, worker rss ${(fleet.rssKb() / 1024).toFixed(0)} MiB`,
+        );
+      }
+    });
+    killing = false;
+    await killer;
+    await fault;
+    const after = await apiserverRequests();
+    // Late watch events and the last request-count flush.
+    await sleep(1500);
+    const jobs = [...jobRec.jobs.values()];
+    const perNode = jobs.filter((j) => j.node === names[0]);
+    const stagesPerNode = perNode.length;
+    const nodeStages = jobs.length;
+    const stageSeconds = perNode.reduce((s, j) => s + j.simSeconds, 0);
+    const idealSeconds = Math.ceil(o.nodes / o.budget) * (stageSeconds + rebootSeconds);
+    const makespanSeconds = (t1 - t0) / 1000;
+    const ov = overheads(jobs, rebootSeconds);
+    const api = diffCounts(after, before);
+    const workerReq = fleet.workerRequests();
+    const hist = await fleet.histories();
+    const nodes = await fleet.core.listNode({ labelSelector: `${BENCH_LABEL}=${fleet.cluster}` });
+    const leftCordoned = nodes.items
+      .filter(
+        (n) =>
+          n.spec?.unschedulable === true && n.metadata?.annotations?.[`skyhook.nvidia.com/cordon_${id}`] === 'true',
+      )
+      .map((n) => n.metadata!.name!);
+    const r2 = (x: number) => Math.round(x * 100) / 100;
+    return {
+      label,
+      nodes: o.nodes,
+      packages: PACKAGES.length,
+      budget: o.budget,
+      simSeconds: o.simSeconds,
+      rebootSeconds,
+      stagesPerNode,
+      nodeStages,
+      makespanSeconds: r2(makespanSeconds),
+      idealSeconds,
+      ratio: r2(makespanSeconds / idealSeconds),
+      overheadMs: {
+        count: ov.plain.length,
+        p50: quantile(ov.plain, 0.5),
+        p95: quantile(ov.plain, 0.95),
+        p99: quantile(ov.plain, 0.99),
+        max: ov.plain[ov.plain.length - 1] ?? NaN,
+      },
+      afterRebootMs: {
+        count: ov.afterReboot.length,
+        p50: quantile(ov.afterReboot, 0.5),
+        p95: quantile(ov.afterReboot, 0.95),
+        max: ov.afterReboot[ov.afterReboot.length - 1] ?? NaN,
+      },
+      apiserverRequests: { total: total(api), perNodeStage: r2(total(api) / nodeStages), byVerbResource: api },
+      workerRequests: {
+        total: total(workerReq),
+        perNodeStage: r2(total(workerReq) / nodeStages),
+        byVerbResource: workerReq,
+      },
+      workerPeakRssMiB: Math.round(fleet.peakRss / 1024),
+      workerRestarts: restarts,
+      history: { ...hist, perNodeStage: r2(hist.events / nodeStages) },
+      checks: {
+        duplicateJobs: duplicateJobs(jobs),
+        backwards: nodeRec.backwards,
+        leftCordoned,
+        nodeStateUpdates: nodeRec.updates,
+      },
+    };
+  } finally {
+    killing = false;
+    await killer?.catch(() => undefined);
+    jobRec.stop();
+    nodeRec.stop();
+    await fleet.stop({ deleteNamespace: !o.keep });
+  }
+}

@@ -1,0 +1,79 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { searchAttributeKeys } from '../../workflows/search-attributes';
+import { toolPaths } from '../../deploy/dev/paths';
+import { portOpen, waitFor } from '../../deploy/dev/processes';
+import { freePort, sleep } from './fleet';
+
+// A Temporal dev server of one's own (never the shared one on 7233): the same arguments as deploy/dev/temporal.ts,
+// on a free port, headless, with a database file that survives a restart.
+
+// KEYWORD_LIST -> KeywordList: the CLI's spelling of a search attribute type.
+const typeName = (type: string) =>
+  type
+    .toLowerCase()
+    .split('_')
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('');
+
+export class TemporalServer {
+  private child?: ChildProcess;
+  private exited?: Promise<void>;
+  port = 0;
+
+  constructor(readonly dir: string) {}
+
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  get dbFile(): string {
+    return path.join(this.dir, 'temporal.db');
+  }
+
+  async start(): Promise<void> {
+    if (!this.port) this.port = await freePort();
+    const args = [
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(this.port),
+      '--headless',
+      '--db-filename',
+      this.dbFile,
+      '--log-level',
+      'warn',
+      ...searchAttributeKeys.flatMap((key) => ['--search-attribute', `${key.name}=${typeName(key.type)}`]),
+    ];
+    const log = fs.openSync(path.join(this.dir, 'temporal.log'), 'a');
+    const child = spawn(toolPaths().temporal, args, { stdio: ['ignore', log, log], detached: true });
+    fs.closeSync(log);
+    this.child = child;
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    await waitFor('temporal dev server', () => portOpen(this.port), 60_000, path.join(this.dir, 'temporal.log'));
+  }
+
+  /** Stops the server (SIGTERM to its process group, SIGKILL after 10 s); the database file stays. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      child.kill('SIGTERM');
+    }
+    const done = await Promise.race([this.exited!.then(() => true), sleep(10_000).then(() => false)]);
+    if (!done) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+      await this.exited;
+    }
+    await waitFor('temporal port closed', async () => !(await portOpen(this.port)), 15_000);
+  }
+}
