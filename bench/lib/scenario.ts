@@ -25,7 +25,7 @@ export interface ScenarioOptions {
   /** SIGKILL the worker every this many seconds (and start it again at once). */
   killEverySeconds?: number;
   /** Called once the rollout is under way, e.g. to inject a fault; awaited before waiting for completion ends. */
-  duringRollout?: (fleet: Fleet) => Promise<void>;
+  duringRollout?: (fleet: Fleet, jobsCreated: () => number) => Promise<void>;
   fleet?: Partial<FleetOptions>;
   timeoutMs?: number;
   log?: (line: string) => void;
@@ -108,7 +108,9 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
         }
       })();
     }
-    const fault = o.duringRollout?.(fleet);
+    // Completed Jobs are deleted by Keelson, so progress is counted from the recorder, not by listing Jobs.
+    const fault = o.duringRollout?.(fleet, () => jobRec.jobs.size);
+    fault?.catch(() => undefined); // awaited (and so reported) below
     let lastLog = 0;
     const t1 = await fleet.waitComplete(id, o.timeoutMs ?? 1_800_000, () => {
       if (Date.now() - lastLog > 15_000) {
