@@ -1,0 +1,18 @@
+import type { ScenarioResult } from '../../bench/lib/scenario';
+
+// What every fault test checks once its rollout has completed (runScenario throws if it does not).
+export function expectRecovered(r: ScenarioResult): void {
+  // Three packages chained by dependsOn, the middle one rebooting: apply and config each, plus interrupt and
+  // post-interrupt for the rebooting one.
+  expect(r.stagesPerNode).toBe(8);
+  expect(r.nodeStages).toBe(r.nodes * r.stagesPerNode);
+  // Each stage Job created once per node, package, version and stage.
+  expect(r.checks.duplicateJobs).toEqual([]);
+  // G1: no node-state entry ever moved backwards (seen by watching the Nodes all along).
+  expect(r.checks.nodeStateUpdates).toBeGreaterThan(0);
+  expect(r.checks.backwards).toEqual([]);
+  // No node left cordoned by Keelson.
+  expect(r.checks.leftCordoned).toEqual([]);
+}
+
+export const log = (line: string) => process.stderr.write(`[faults] ${line}\n`);

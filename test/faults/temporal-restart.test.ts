@@ -1,0 +1,52 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sleep } from '../../bench/lib/fleet';
+import { runScenario } from '../../bench/lib/scenario';
+import { TemporalServer } from '../../bench/lib/temporal-server';
+import { expectRecovered, log } from './faults';
+
+// The Temporal dev server stopped and started again mid-rollout, its SQLite database kept. The shared dev server
+// (7233) serves everyone else, so this test runs a Temporal dev server of its own on a free port.
+
+const server = new TemporalServer(fs.mkdtempSync(path.join(os.tmpdir(), 'keelson-temporal-fault-')));
+
+beforeAll(async () => {
+  await server.start();
+}, 120_000);
+
+afterAll(async () => {
+  await server.stop();
+}, 60_000);
+
+test('Temporal dev server restarted mid-rollout (DB kept): the rollout completes, Jobs once each, no entry backwards', async () => {
+  let restartedAfterJobs = -1;
+  const r = await runScenario('fault-temporal', {
+    nodes: 10,
+    budget: 5,
+    simSeconds: 1,
+    rebootSeconds: 3,
+    fleet: { temporalAddress: server.address },
+    timeoutMs: 420_000,
+    log,
+    duringRollout: async (_fleet, jobsCreated) => {
+      // Wait until the rollout is well under way (some stage Jobs exist), then restart the server.
+      for (;;) {
+        if (jobsCreated() >= 8) {
+          restartedAfterJobs = jobsCreated();
+          break;
+        }
+        await sleep(500);
+      }
+      log(`temporal: stopping the dev server after ${restartedAfterJobs} Jobs`);
+      await server.stop();
+      await sleep(5_000);
+      await server.start();
+      log('temporal: dev server back');
+    },
+  });
+  expect(fs.statSync(server.dbFile).size).toBeGreaterThan(0);
+  expect(restartedAfterJobs).toBeGreaterThanOrEqual(8);
+  expect(restartedAfterJobs).toBeLessThan(r.nodeStages);
+  expectRecovered(r);
+}, 600_000);
