@@ -122,4 +122,4 @@ test('runtimeRequired: the runtime-required taint is removed from each tainted n
   for (const node of off.names) expect(off.cluster.stagesOn(node)).toHaveLength(4);
   expect(off.cluster.callsOf('removeTaint')).toEqual([]);
   expect(off.cluster.nodes[0]!.taints).toEqual([taint]);
-});
+}, 300_000); // two rollouts, each allowed 120 s to complete: the test's budget must cover both
