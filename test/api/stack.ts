@@ -66,6 +66,8 @@ export async function startTestKeelson(prefix: string, opts: { worker?: boolean 
   const running = worker?.run();
   const apiSettings = ApiSettingsSchema.parse({
     TEMPORAL_ADDRESS: address,
+    // The stack's UI (global setup sets it), so links point where the UI really is when ports are moved.
+    TEMPORAL_UI_URL: process.env.TEMPORAL_UI_URL,
     KEELSON_CLUSTER: cluster,
     KEELSON_TASK_QUEUE: taskQueue,
     KEELSON_API_TOKEN: TOKEN,
