@@ -1,21 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { searchAttributeKeys } from '../../workflows/search-attributes';
 import { toolPaths } from '../../deploy/dev/paths';
+import { devServerArgs } from '../../deploy/dev/temporal';
 import { portOpen, waitFor } from '../../deploy/dev/processes';
 import { freePort, sleep } from './fleet';
 
 // A Temporal dev server of one's own (never the shared one on 7233): the same arguments as deploy/dev/temporal.ts,
 // on a free port, headless, with a database file that survives a restart.
-
-// KEYWORD_LIST -> KeywordList: the CLI's spelling of a search attribute type.
-const typeName = (type: string) =>
-  type
-    .toLowerCase()
-    .split('_')
-    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
-    .join('');
 
 export class TemporalServer {
   private child?: ChildProcess;
@@ -34,20 +26,7 @@ export class TemporalServer {
 
   async start(): Promise<void> {
     if (!this.port) this.port = await freePort();
-    const args = [
-      'server',
-      'start-dev',
-      '--ip',
-      '127.0.0.1',
-      '--port',
-      String(this.port),
-      '--headless',
-      '--db-filename',
-      this.dbFile,
-      '--log-level',
-      'warn',
-      ...searchAttributeKeys.flatMap((key) => ['--search-attribute', `${key.name}=${typeName(key.type)}`]),
-    ];
+    const args = devServerArgs({ port: this.port, dbFile: this.dbFile });
     const log = fs.openSync(path.join(this.dir, 'temporal.log'), 'a');
     const child = spawn(toolPaths().temporal, args, { stdio: ['ignore', log, log], detached: true });
     fs.closeSync(log);

@@ -19,6 +19,27 @@ const typeNames = {
   DATETIME: 'Datetime',
 };
 
+/**
+ * Arguments of `temporal server start-dev` on 127.0.0.1 with Keelson's search attributes and a SQLite file;
+ * headless unless a UI port is given.
+ */
+export function devServerArgs(o: { port: number; dbFile: string; uiPort?: number }): string[] {
+  return [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(o.port),
+    ...(o.uiPort === undefined ? ['--headless'] : ['--ui-port', String(o.uiPort), '--ui-disable-news-fetch']),
+    '--db-filename',
+    o.dbFile,
+    '--log-level',
+    'warn',
+    ...searchAttributeKeys.flatMap((key) => ['--search-attribute', `${key.name}=${typeNames[key.type]}`]),
+  ];
+}
+
 /** Starts the Temporal dev server (SQLite-persisted, Web UI, Keelson's search attributes) unless it is up. */
 export async function startTemporal(log: (line: string) => void): Promise<void> {
   if (runningPid('temporal') !== undefined && (await portOpen(temporalPort))) {
@@ -31,22 +52,11 @@ export async function startTemporal(log: (line: string) => void): Promise<void> 
     );
   }
   fs.mkdirSync(stateDir, { recursive: true });
-  const args = [
-    'server',
-    'start-dev',
-    '--ip',
-    '127.0.0.1',
-    '--port',
-    String(temporalPort),
-    '--ui-port',
-    String(temporalUiPort),
-    '--ui-disable-news-fetch',
-    '--db-filename',
-    path.join(stateDir, 'temporal.db'),
-    '--log-level',
-    'warn',
-    ...searchAttributeKeys.flatMap((key) => ['--search-attribute', `${key.name}=${typeNames[key.type]}`]),
-  ];
+  const args = devServerArgs({
+    port: temporalPort,
+    uiPort: temporalUiPort,
+    dbFile: path.join(stateDir, 'temporal.db'),
+  });
   startDetached('temporal', toolPaths().temporal, args);
   await waitFor('temporal dev server', () => portOpen(temporalPort), 60_000, logFile('temporal'));
   await waitFor('temporal web UI', () => portOpen(temporalUiPort), 30_000, logFile('temporal'));
