@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
+import { strategicPatch } from '../../activities/clients';
 import { kubeClients, testNamespace, until } from '../harness/kube';
 import { createSmokeActivities } from '../harness/smoke-activities';
 import { smokeJobWorkflow } from '../harness/smoke-workflow';
@@ -87,4 +88,26 @@ test('a simulated reboot interrupt gives the node a new boot ID and a NotReady s
   expect(after).not.toBe(before);
   expect(await readyOf()).toBe('False');
   await until('Ready again', async () => ((await readyOf()) === 'True' ? true : undefined), 20_000);
+});
+
+test('a fake node the controller-manager marked Unknown (lease lapsed) is made Ready again by kwok', async () => {
+  const node = 'node-004';
+  const ready = async () => (await core.readNode({ name: node })).status?.conditions?.find((c) => c.type === 'Ready');
+  const at = new Date().toISOString();
+  // What the node lifecycle controller writes when a node's lease is not renewed within its grace period.
+  const unknown = {
+    type: 'Ready',
+    status: 'Unknown',
+    reason: 'NodeStatusUnknown',
+    message: 'Kubelet stopped posting node status.',
+  };
+  await core.patchNodeStatus(
+    { name: node, body: { status: { conditions: [{ ...unknown, lastHeartbeatTime: at, lastTransitionTime: at }] } } },
+    strategicPatch,
+  );
+  const back = await until('Ready again', async () => {
+    const c = await ready();
+    return c?.status === 'True' ? c : undefined;
+  });
+  expect(back.reason).toBe('KubeletReady');
 });
