@@ -3,31 +3,11 @@
  *   npm run bench                      # N = 10 and 100, plus the worker-kill fault at N = 100
  *   npm run bench -- --nodes 10,100,500 --faults none
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { stackUp } from '../deploy/dev/stack';
+import { VERSIONS, arg, fmt, machine, markdownTable } from './lib/machine';
 import { runScenario, type ScenarioResult } from './lib/scenario';
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
-
-const VERSIONS = { kubernetes: 'v1.37.2', temporalCli: '1.9.1', kwok: 'v0.8.0', etcd: 'v3.6.16' };
-
-function machine() {
-  return {
-    cores: os.cpus().length,
-    cpu: os.cpus()[0]?.model ?? 'unknown',
-    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
-    kernel: execFileSync('uname', ['-r'], { encoding: 'utf8' }).trim(),
-    node: process.version,
-  };
-}
-
-const fmt = (x: number, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '-');
 
 export function table(results: ScenarioResult[]): string {
   const rows = [
@@ -72,11 +52,7 @@ export function table(results: ScenarioResult[]): string {
       String(r.checks.leftCordoned.length),
     ]),
   ];
-  return [
-    `| ${rows[0]!.join(' | ')} |`,
-    `|${rows[0]!.map(() => '---').join('|')}|`,
-    ...rows.slice(1).map((r) => `| ${r.join(' | ')} |`),
-  ].join('\n');
+  return markdownTable(rows);
 }
 
 async function main(): Promise<void> {

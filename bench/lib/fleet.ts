@@ -14,6 +14,7 @@ import { kubeconfigPath, projectRoot, stateDir } from '../../deploy/dev/paths';
 import { apiserverUrl, ports } from '../../deploy/dev/cluster';
 import { temporalAddress } from '../../deploy/dev/temporal';
 import { fakeNode } from '../../deploy/dev/nodes';
+import { processRssKb } from './machine';
 
 // What the bench and the fault tests share: a Keelson worker process of their own (its own cluster name, task
 // queue and namespace) that can be SIGKILLed and started again, its RSS and its own Kubernetes API request counts
@@ -156,14 +157,7 @@ export class Fleet {
 
   /** VmRSS of the current worker process, in KiB (0 if it is not running). */
   rssKb(): number {
-    const pid = this.worker?.pid;
-    if (!pid || this.worker?.exitCode !== null) return 0;
-    try {
-      const m = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-      return m ? Number(m[1]) : 0;
-    } catch {
-      return 0;
-    }
+    return this.worker?.exitCode === null ? processRssKb(this.worker.pid) : 0;
   }
 
   get peakRss(): number {

@@ -57,6 +57,33 @@ export interface ScenarioResult {
 
 export const PACKAGES = ['tools', 'driver', 'tuning'] as const;
 
+/** The bench rollout as a Skyhook manifest: also what the side-by-side applies, unchanged, to the Skyhook operator. */
+export function benchManifest(
+  name: string,
+  matchLabels: Record<string, string>,
+  budget: number,
+  simSeconds: number,
+  rebootSeconds: number,
+): Record<string, unknown> {
+  const env = { KEELSON_SIM_REBOOT_SECONDS: String(rebootSeconds) };
+  return skyhook({
+    name,
+    selector: { matchLabels },
+    budget: { count: budget },
+    packages: {
+      tools: { version: '1.0.0', simSeconds, env },
+      driver: {
+        version: '2.0.0',
+        simSeconds,
+        env,
+        interrupt: { type: 'reboot' },
+        dependsOn: { tools: '1.0.0' },
+      },
+      tuning: { version: '3.0.0', simSeconds, env, dependsOn: { driver: '2.0.0' } },
+    },
+  });
+}
+
 export async function runScenario(label: string, o: ScenarioOptions): Promise<ScenarioResult> {
   const log = o.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const rebootSeconds = o.rebootSeconds ?? 5;
@@ -66,23 +93,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
   const names = await fleet.createNodes(o.nodes);
   const jobRec = await recordJobs(fleet.kc, fleet.namespace);
   const nodeRec = await recordNodeStates(fleet.kc, `${BENCH_LABEL}=${fleet.cluster}`, id);
-  const env = (extra: Record<string, string> = {}) => ({ KEELSON_SIM_REBOOT_SECONDS: String(rebootSeconds), ...extra });
-  const manifest = skyhook({
-    name: id,
-    selector: { matchLabels: { [BENCH_LABEL]: fleet.cluster } },
-    budget: { count: o.budget },
-    packages: {
-      tools: { version: '1.0.0', simSeconds: o.simSeconds, env: env() },
-      driver: {
-        version: '2.0.0',
-        simSeconds: o.simSeconds,
-        env: env(),
-        interrupt: { type: 'reboot' },
-        dependsOn: { tools: '1.0.0' },
-      },
-      tuning: { version: '3.0.0', simSeconds: o.simSeconds, env: env(), dependsOn: { driver: '2.0.0' } },
-    },
-  });
+  const manifest = benchManifest(id, { [BENCH_LABEL]: fleet.cluster }, o.budget, o.simSeconds, rebootSeconds);
   let restarts = 0;
   let killing = false;
   let killer: Promise<void> | undefined;

@@ -1,0 +1,222 @@
+import path from 'node:path';
+import { CustomObjectsApi, Watch, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import {
+  BENCH_LABEL,
+  Fleet,
+  apiserverRequests,
+  diffCounts,
+  duplicateJobs,
+  overheads,
+  quantile,
+  recordNodeStates,
+  sleep,
+  total,
+  type JobRecord,
+} from './fleet';
+import { benchManifest } from './scenario';
+import { SkyhookOperator } from './skyhook-operator';
+
+// The bench rollout (bench/lib/scenario.ts benchManifest, unchanged) run by NVIDIA Skyhook's operator on fake nodes
+// of its own, measured with the Keelson bench's definitions: a Skyhook stage pod plays the part of a stage Job.
+
+export interface SkyhookScenarioOptions {
+  nodes: number;
+  budget: number;
+  simSeconds: number;
+  rebootSeconds?: number;
+  /** Directory of the built operator (installSkyhook). */
+  operatorDir: string;
+  timeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface SkyhookScenarioResult {
+  label: string;
+  nodes: number;
+  budget: number;
+  nodeStages: number;
+  stagesPerNode: number;
+  makespanSeconds: number;
+  idealSeconds: number;
+  ratio: number;
+  overheadMs: { count: number; p50: number; p95: number; p99: number; max: number };
+  apiserverRequests: { total: number; perNodeStage: number; byVerbResource: Record<string, number> };
+  operatorRequests: { total: number; perNodeStage: number; byMethod: Record<string, number> };
+  operatorPeakRssMiB: number;
+  checks: { duplicatePods: string[]; backwards: string[]; leftCordoned: string[] };
+}
+
+const SKYHOOK = { group: 'skyhook.nvidia.com', version: 'v1alpha1', plural: 'skyhooks' };
+const PACKAGE_ANNOTATION = 'skyhook.nvidia.com/package';
+
+/** Skyhook reads a stage's end from its init containers: all terminated with exit code 0 (the pause keeps running). */
+function initsSucceeded(pod: V1Pod): boolean {
+  const inits = pod.status?.initContainerStatuses ?? [];
+  return inits.length > 0 && inits.every((s) => s.state?.terminated?.exitCode === 0);
+}
+
+/** Records every Skyhook stage pod in the namespace, as recordJobs does for Keelson's Jobs. */
+async function recordPods(kc: KubeConfig, namespace: string) {
+  const pods = new Map<string, JobRecord>();
+  const watch = await new Watch(kc).watch(
+    `/api/v1/namespaces/${namespace}/pods`,
+    {},
+    (_type: string, pod: V1Pod) => {
+      const uid = pod.metadata?.uid;
+      if (!uid) return;
+      let r = pods.get(uid);
+      if (!r) {
+        const pkg = JSON.parse(pod.metadata?.annotations?.[PACKAGE_ANNOTATION] ?? '{}') as {
+          name?: string;
+          version?: string;
+          stage?: string;
+        };
+        const env = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].flatMap((c) => c.env ?? []);
+        const sim = env.find((e) => e.name === 'KEELSON_SIM_SECONDS')?.value;
+        r = {
+          uid,
+          name: pod.metadata?.name ?? '',
+          node: pod.spec?.nodeName ?? '',
+          package: pkg.name ?? '',
+          version: pkg.version ?? '',
+          stage: pkg.stage ?? '',
+          // As in recordJobs: the simulator's default when the pod does not set it (Skyhook's interrupt pod).
+          simSeconds: sim === undefined ? 1 : Number(sim),
+          seenCreated: Date.now(),
+        };
+        pods.set(uid, r);
+      }
+      if (r.seenComplete === undefined && initsSucceeded(pod)) r.seenComplete = Date.now();
+    },
+    () => undefined,
+  );
+  return { pods, stop: () => watch.abort() };
+}
+
+/** Resolves with the local time the Skyhook's status is first seen `complete` (one watch, no polling). */
+function untilComplete(kc: KubeConfig, name: string, timeoutMs: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let req: { abort(): void } | undefined;
+    let done = false;
+    const finish = (err?: Error) => {
+      done = true;
+      clearTimeout(timer);
+      req?.abort();
+      if (err) reject(err);
+      else resolve(Date.now());
+    };
+    const timer = setTimeout(
+      () => finish(new Error(`skyhook ${name} not complete after ${timeoutMs / 1000}s`)),
+      timeoutMs,
+    );
+    const go = () => {
+      if (done) return;
+      new Watch(kc)
+        .watch(
+          `/apis/${SKYHOOK.group}/${SKYHOOK.version}/${SKYHOOK.plural}`,
+          { fieldSelector: `metadata.name=${name}` },
+          (_type: string, obj: { status?: { status?: string } }) => {
+            if (!done && obj.status?.status === 'complete') finish();
+          },
+          () => void setTimeout(go, 250),
+        )
+        .then((r) => (req = r))
+        .catch(() => void setTimeout(go, 500));
+    };
+    go();
+  });
+}
+
+export async function runSkyhookScenario(label: string, o: SkyhookScenarioOptions): Promise<SkyhookScenarioResult> {
+  const log = o.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const rebootSeconds = o.rebootSeconds ?? 5;
+  const id = `${label}-${Date.now().toString(36)}`.slice(0, 40);
+  // Only its nodes and namespace: no Keelson worker is started for this fleet.
+  const fleet = new Fleet({ id });
+  const custom = fleet.kc.makeApiClient(CustomObjectsApi);
+  await fleet.core.createNamespace({
+    body: { metadata: { name: fleet.namespace, labels: { 'keelson.dev/test': 'bench' } } },
+  });
+  const operator = new SkyhookOperator(o.operatorDir, fleet.namespace, path.join(fleet.dir, 'operator.log'));
+  let created = false;
+  try {
+    const names = await fleet.createNodes(o.nodes);
+    const podRec = await recordPods(fleet.kc, fleet.namespace);
+    const nodeRec = await recordNodeStates(fleet.kc, `${BENCH_LABEL}=${fleet.cluster}`, id);
+    try {
+      await operator.start();
+      // As for the Keelson worker: let it settle (informers synced) before the clock starts.
+      await sleep(3000);
+      const manifest = benchManifest(id, { [BENCH_LABEL]: fleet.cluster }, o.budget, o.simSeconds, rebootSeconds);
+      const before = await apiserverRequests();
+      const t0 = Date.now();
+      await custom.createClusterCustomObject({ ...SKYHOOK, body: manifest });
+      created = true;
+      log(`${label}: skyhook ${id} created on ${o.nodes} nodes, budget ${o.budget} (operator log ${operator.logFile})`);
+      const progress = setInterval(() => {
+        const done = [...podRec.pods.values()].filter((p) => p.seenComplete !== undefined).length;
+        log(`${label}: ${((Date.now() - t0) / 1000).toFixed(0)}s, ${done} stage pods complete`);
+      }, 15_000);
+      const t1 = await untilComplete(fleet.kc, id, o.timeoutMs ?? 1_800_000).finally(() => clearInterval(progress));
+      const after = await apiserverRequests();
+      // Late watch events and the operator's last requests of the pass that saw completion.
+      await sleep(1500);
+      const own = await operator.requests();
+      const pods = [...podRec.pods.values()];
+      const perNode = pods.filter((p) => p.node === names[0]);
+      const nodeStages = pods.length;
+      const idealSeconds =
+        Math.ceil(o.nodes / o.budget) * (perNode.reduce((s, p) => s + p.simSeconds, 0) + rebootSeconds);
+      const makespanSeconds = (t1 - t0) / 1000;
+      const ov = overheads(pods, rebootSeconds).plain;
+      const api = diffCounts(after, before);
+      const r2 = (x: number) => Math.round(x * 100) / 100;
+      const nodes = await fleet.core.listNode({ labelSelector: `${BENCH_LABEL}=${fleet.cluster}` });
+      return {
+        label,
+        nodes: o.nodes,
+        budget: o.budget,
+        nodeStages,
+        stagesPerNode: perNode.length,
+        makespanSeconds: r2(makespanSeconds),
+        idealSeconds,
+        ratio: r2(makespanSeconds / idealSeconds),
+        overheadMs: {
+          count: ov.length,
+          p50: quantile(ov, 0.5),
+          p95: quantile(ov, 0.95),
+          p99: quantile(ov, 0.99),
+          max: ov[ov.length - 1] ?? NaN,
+        },
+        apiserverRequests: { total: total(api), perNodeStage: r2(total(api) / nodeStages), byVerbResource: api },
+        operatorRequests: { total: total(own), perNodeStage: r2(total(own) / nodeStages), byMethod: own },
+        operatorPeakRssMiB: operator.peakRssMiB,
+        checks: {
+          duplicatePods: duplicateJobs(pods),
+          backwards: nodeRec.backwards,
+          leftCordoned: nodes.items.filter((n) => n.spec?.unschedulable === true).map((n) => n.metadata!.name!),
+        },
+      };
+    } finally {
+      podRec.stop();
+      nodeRec.stop();
+    }
+  } finally {
+    // The Skyhook's finalizer needs the operator: delete it first, then stop the operator, then nodes and namespace.
+    if (created) await deleteSkyhook(custom, id);
+    await operator.stop();
+    await fleet.stop();
+  }
+}
+
+async function deleteSkyhook(custom: CustomObjectsApi, name: string): Promise<void> {
+  await custom.deleteClusterCustomObject({ ...SKYHOOK, name }).catch(() => undefined);
+  for (let i = 0; i < 60; i++) {
+    try {
+      await custom.getClusterCustomObject({ ...SKYHOOK, name });
+    } catch {
+      return;
+    }
+    await sleep(500);
+  }
+}
