@@ -18,8 +18,6 @@ const { setStageDeadline, suspendStageJob } = proxyActivities<KeelsonActivities>
 
 /** Heartbeats carry the Job's progress; a silent watcher is a dead worker, and its retry adopts the Job. */
 export const STAGE_HEARTBEAT_TIMEOUT_SECONDS = 60;
-/** A watcher that keeps failing is reported as a failed stage rather than retried forever. */
-const STAGE_ATTEMPTS = 3;
 
 export class StageRun {
   private scope: CancellationScope | undefined;
@@ -74,12 +72,15 @@ export class StageRun {
         continue;
       }
       const remaining = Math.max(1, this.input.timeoutSeconds - Math.floor((Date.now() - this.startedAt) / 1000));
+      // A watcher that fails (apiserver down, worker gone) is retried until the stage timeout has passed: an outage
+      // of the cluster's API is not a failure of the package. Non-retryable errors (403, 422) end it at once.
       const { runStage } = proxyActivities<KeelsonActivities>({
         startToCloseTimeout: remaining * 1000,
+        scheduleToCloseTimeout: remaining * 1000,
         heartbeatTimeout: STAGE_HEARTBEAT_TIMEOUT_SECONDS * 1000,
         // Cancelling the wait never waits on the watcher: the Job stays and the next wait adopts it by name.
         cancellationType: ActivityCancellationType.TRY_CANCEL,
-        retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: STAGE_ATTEMPTS },
+        retry: { initialInterval: '1s', maximumInterval: '30s' },
         summary: this.summary,
       });
       this.scope = new CancellationScope();
