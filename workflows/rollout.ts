@@ -172,6 +172,9 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
         s.nodes[node]!.admittedGeneration = s.generation;
         s.outbox.push({ node, kind: 'desire' });
       }
+      // New tolerations or selectors change which nodes are targeted or blocked (§5.2): list the nodes again now,
+      // not at the next periodic relist. Patched: histories before it have no listNodes after an update.
+      if (patched('relist-on-spec-update')) relistDue = true;
       poke();
       return { generation: s.generation };
     },
