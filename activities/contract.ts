@@ -74,6 +74,8 @@ export interface NodeTimeouts {
   drainTimeoutSeconds: number;
   drainOnTimeout: 'wait' | 'fail' | 'force';
   rebootTimeoutSeconds: number;
+  /** Stage timeout when neither the package nor the rollout sets one; absent in rollouts recorded before it: 1h. */
+  defaultStageTimeoutSeconds?: number;
 }
 
 export interface KeelsonActivities {
@@ -87,8 +89,11 @@ export interface KeelsonActivities {
   setStageDeadline(input: StageJobRef & { activeDeadlineSeconds: number }): Promise<void>;
   /** spec.suspend on a stage Job: pause suspends, resume unsuspends (G5). */
   suspendStageJob(input: StageJobRef & { suspend: boolean }): Promise<void>;
-  /** Delete a finished Job; called only after its outcome is in node state (G3). */
-  deleteStageJob(input: StageJobRef): Promise<void>;
+  /**
+   * Delete a finished Job; called only after its outcome is in node state (G3). A failed one (`failed`) is deleted
+   * only when the worker's Job retention is 0 ("delete once recorded"); otherwise it keeps its logs for the TTL.
+   */
+  deleteStageJob(input: StageJobRef & { failed?: boolean }): Promise<void>;
   /** Whole-state write with a test-then-replace JSON Patch; returns the annotation value written (G1). */
   writeNodeState(input: WriteNodeStateInput): Promise<{ written: string }>;
   /** The node-state annotation as an operator or an earlier Keelson left it (migration), and node facts. */

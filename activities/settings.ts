@@ -22,7 +22,10 @@ export interface ActivitySettings {
   /** Byte budget of a stored log tail (G7). */
   logTailBytes: number;
   backoffLimit: number;
-  /** ttlSecondsAfterFinished of stage Jobs; deleteStageJob removes them earlier once recorded (G3). */
+  /**
+   * ttlSecondsAfterFinished of stage Jobs; deleteStageJob removes completed ones once recorded (G3). 0: no TTL, and
+   * failed Jobs are deleted once recorded too.
+   */
   jobRetentionSeconds: number;
   copyDirRoot: string;
   agentLogRoot: string;

@@ -74,9 +74,11 @@ export async function runJob(
     }
   }
   await beforeCreate();
+  // Retention 0 sets no TTL: a zero TTL would let the Job controller delete a failed Job before it is recorded (G3).
+  const retention = w.settings.jobRetentionSeconds;
   const body: V1Job = {
     ...manifest,
-    spec: { ...manifest.spec, ttlSecondsAfterFinished: w.settings.jobRetentionSeconds },
+    spec: { ...manifest.spec, ...(retention > 0 && { ttlSecondsAfterFinished: retention }) },
   } as V1Job;
   let created: V1Job;
   let adopted = false;
@@ -113,7 +115,8 @@ export function stageJobActivities(
     async suspendStageJob({ jobName, suspend }) {
       await patchJob(jobName, { suspend });
     },
-    async deleteStageJob({ jobName }) {
+    async deleteStageJob({ jobName, failed }) {
+      if (failed && w.settings.jobRetentionSeconds > 0) return;
       await kubeOptional('delete', `job ${namespace}/${jobName}`, () =>
         w.clients.batch.deleteNamespacedJob({ name: jobName, namespace, propagationPolicy: 'Background' }),
       );

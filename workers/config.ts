@@ -21,6 +21,15 @@ const int = (min: number, max: number, fallback: number) =>
     .max(max, `must be a whole number from ${min} to ${max}`)
     .default(fallback);
 
+// 0 is "delete once recorded": the node workflow deletes a failed Job right after its reason and log tail are in
+// node state (G3). Below 600 s the Job controller could delete a failed Job before a restarted worker records it.
+const RETENTION_RULE = 'must be 0 (delete once recorded) or a whole number of seconds from 600 to 2592000';
+const retention = z.coerce
+  .number({ message: RETENTION_RULE })
+  .int(RETENTION_RULE)
+  .refine((n) => n === 0 || (n >= 600 && n <= 2_592_000), RETENTION_RULE)
+  .default(604_800);
+
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const name = (what: string, fallback: string) =>
   z.string().regex(DNS_LABEL, `must be ${what}: 1-63 lowercase letters, digits or '-'`).default(fallback);
@@ -78,8 +87,11 @@ export const WorkerConfigSchema = z
       'how long an image may fail to pull before the stage fails',
     ),
     KEELSON_REBOOT_TIMEOUT_SECONDS: seconds(30, 86_400, 1_800).describe('longest wait for a new boot ID and Ready'),
-    KEELSON_JOB_RETENTION_SECONDS: seconds(600, 2_592_000, 604_800).describe(
-      'ttlSecondsAfterFinished of stage Jobs (failed Jobs keep their logs this long)',
+    KEELSON_JOB_RETENTION_SECONDS: retention.describe(
+      'ttlSecondsAfterFinished of failed stage Jobs (they keep their logs this long); 0: delete once recorded',
+    ),
+    KEELSON_DEFAULT_STAGE_TIMEOUT_SECONDS: seconds(1, 86_400, 3_600).describe(
+      'stageTimeout of packages when neither the package nor the rollout sets one (read by each new rollout)',
     ),
     KEELSON_LOG_TAIL_BYTES: int(256, 65_536, 4_096).describe('byte budget of a stored log tail (G7)'),
     KEELSON_BACKOFF_LIMIT: int(0, 20, 3).describe('backoffLimit of stage Jobs'),
@@ -201,6 +213,7 @@ export function activitySettings(config: WorkerConfig): ActivitySettings {
       drainTimeoutSeconds: config.KEELSON_DRAIN_TIMEOUT_SECONDS,
       drainOnTimeout: config.KEELSON_DRAIN_POLICY,
       rebootTimeoutSeconds: config.KEELSON_REBOOT_TIMEOUT_SECONDS,
+      defaultStageTimeoutSeconds: config.KEELSON_DEFAULT_STAGE_TIMEOUT_SECONDS,
     },
   };
 }

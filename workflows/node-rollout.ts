@@ -3,6 +3,7 @@ import {
   applyVersionChanges,
   nodeStatus,
   nodeStatusFromState,
+  stageTimeoutSeconds,
   type NodeState,
   type RolloutSpec,
   type Status,
@@ -58,6 +59,13 @@ export function applyNewSpec(r: NodeRollout, spec: RolloutSpec, generation: numb
     next = applyConfigChange(next, pkg);
   }
   Object.assign(r, { spec, generation, settings, state: next, configUpdates });
+}
+
+/** Seconds a stage of this package may run: its stageTimeout, the rollout's, the worker's default, else 1h. */
+export function stageTimeoutOf(r: NodeRollout, packageName: string): number {
+  const own = r.spec.spec.packages[packageName]?.stageTimeout ?? r.spec.spec.stageTimeout;
+  const fallback = r.settings.defaultStageTimeoutSeconds;
+  return own === undefined && fallback !== undefined ? fallback : stageTimeoutSeconds(r.spec, packageName);
 }
 
 export function rolloutNodeStatus(r: NodeRollout): Status {

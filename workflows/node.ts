@@ -5,6 +5,7 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   log,
+  patched,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -20,7 +21,6 @@ import {
   recordStageSuccess,
   rerunPackage,
   stageJobName,
-  stageTimeoutSeconds,
   startInterrupt,
   startStage,
   STAGES,
@@ -49,7 +49,14 @@ import {
 } from './messages';
 import { interruptHeldFor } from './interrupt-hold';
 import { kube, longWait } from './node-activities';
-import { applyNewSpec, byPriority, newNodeRollout, rolloutNodeStatus, type NodeRollout } from './node-rollout';
+import {
+  applyNewSpec,
+  byPriority,
+  newNodeRollout,
+  rolloutNodeStatus,
+  stageTimeoutOf,
+  type NodeRollout,
+} from './node-rollout';
 import { NodeStateWriter } from './node-state-writer';
 import { nodeKey, packageKey, rolloutKey, stageKey, stateKey } from './search-attributes';
 import { StageRun } from './stage-run';
@@ -196,7 +203,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     if (!r) s.rollouts[rollout] = newNodeRollout(spec, generation, settings);
     else if (generation > r.generation) {
       applyNewSpec(r, spec, generation, settings);
-      for (const [, run] of runsOf(rollout)) run.changeTimeout(stageTimeoutSeconds(spec, run.input.package.name));
+      for (const [, run] of runsOf(rollout)) run.changeTimeout(stageTimeoutOf(r, run.input.package.name));
       publish(rollout);
     }
     poke();
@@ -309,7 +316,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         node,
         package: pkg,
         stage,
-        timeoutSeconds: stageTimeoutSeconds(r.spec, pkg.name),
+        timeoutSeconds: stageTimeoutOf(r, pkg.name),
         additionalTolerations: r.spec.spec.additionalTolerations,
       },
       jobName,
@@ -334,7 +341,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     })();
   }
 
-  /** G3: the outcome is on the Node before a Job may go; failed Jobs stay for their logs. */
+  /** G3: the outcome is on the Node before a Job may go; failed Jobs stay for their logs unless retention is 0. */
   async function record(name: string, key: string, stage: Stage, result: StageResult): Promise<void> {
     const r = s.rollouts[name];
     if (!r) return;
@@ -346,6 +353,9 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     publish(name);
     await writer.flush();
     if (result.outcome === 'complete') await kube.deleteStageJob({ jobName: result.jobName });
+    else if (patched('delete-failed-job-once-recorded')) {
+      await kube.deleteStageJob({ jobName: result.jobName, failed: true });
+    }
   }
 
   async function request(name: string): Promise<void> {
@@ -383,7 +393,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     if (s.bootId === null) s.bootId = (await kube.readNode({ ...refOf(name), node })).facts.bootId;
     r.state = startInterrupt(r.state, merged, r.spec.spec.packages);
     publish(name);
-    const timeoutSeconds = stageTimeoutSeconds(r.spec, owner.name);
+    const timeoutSeconds = stageTimeoutOf(r, owner.name);
     const what = `${node}: ${name}/${owner.name}@${owner.version} interrupt ${merged.interrupt.type}`;
     const result = await longWait(timeoutSeconds, what).runInterrupt({
       ...refOf(name),

@@ -1,0 +1,228 @@
+import { CoreV1Api, KubeConfig, Watch, type V1Job, type V1Node } from '@kubernetes/client-node';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { KeelsonClient } from '../../client/lib';
+import { ClientSettingsSchema } from '../../client/lib/settings';
+import { fakeNode } from '../../deploy/dev/nodes';
+import { parseRolloutDocuments, type RolloutSpec } from '../../model';
+import { loadConfig } from '../../workers/config';
+import { startWorker, type RunningWorker } from '../../workers/worker';
+import { eventually } from '../e2e/e2e-stack';
+
+export { eventually };
+
+// A whole Keelson worker in the test process (workers/worker.ts startWorker, with the settings a deployment would
+// give it) on the shared Temporal server and kube-apiserver, its own fake kwok nodes, and a recorder of every value
+// the Nodes and Jobs take. Used by tests that need real workflows over real activities with chosen worker settings.
+
+/** Fake kwok nodes named `<prefix>-n<i>`, labelled `keelson.dev/itest=<prefix>` only; Ready when it returns. */
+export async function createFakeNodes(core: CoreV1Api, prefix: string, count: number): Promise<string[]> {
+  const names = Array.from({ length: count }, (_, i) => `${prefix}-n${i}`);
+  for (const [i, name] of names.entries()) {
+    const base = fakeNode(i);
+    const labels = { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'keelson.dev/itest': prefix };
+    await core.createNode({ body: { ...base, metadata: { ...base.metadata, name, labels } } });
+  }
+  await eventually(
+    'fake nodes Ready',
+    async () => {
+      for (const name of names) {
+        const node = await core.readNode({ name });
+        if (!(node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')) {
+          throw new Error(`${name} not Ready`);
+        }
+      }
+    },
+    60_000,
+  );
+  return names;
+}
+
+export interface SkyhookPackage {
+  simSeconds?: number;
+  failStages?: string;
+  log?: string;
+  stageTimeout?: string;
+  interrupt?: { type: string };
+}
+
+/** A Skyhook manifest on the given nodes, read through the same parser the CLI and API use. */
+export function rolloutSpecOf(name: string, nodes: string[], packages: Record<string, SkyhookPackage>): RolloutSpec {
+  const pkgs = Object.fromEntries(
+    Object.entries(packages).map(([pkg, p]) => {
+      const env = { KEELSON_SIM_SECONDS: String(p.simSeconds ?? 1) } as Record<string, string>;
+      if (p.failStages) env.KEELSON_SIM_FAIL_STAGES = p.failStages;
+      if (p.log) env.KEELSON_SIM_LOG = p.log;
+      return [
+        pkg,
+        {
+          version: '1.0.0',
+          image: `registry.example/keelson/${pkg}`,
+          env: Object.entries(env).map(([k, value]) => ({ name: k, value })),
+          ...(p.stageTimeout && { stageTimeout: p.stageTimeout }),
+          ...(p.interrupt && { interrupt: p.interrupt }),
+        },
+      ];
+    }),
+  );
+  const parsed = parseRolloutDocuments([
+    {
+      apiVersion: 'skyhook.nvidia.com/v1alpha1',
+      kind: 'Skyhook',
+      metadata: { name },
+      spec: {
+        nodeSelectors: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: nodes }] },
+        interruptionBudget: { percent: 100 },
+        packages: pkgs,
+      },
+    },
+  ]);
+  if (parsed.errors.length > 0) throw new Error(JSON.stringify(parsed.errors));
+  return parsed.rollouts[0]!;
+}
+
+/** One event a watch delivered, in the order this process received it across all watches. */
+export interface Seen {
+  kind: 'node' | 'job';
+  type: string;
+  name: string;
+  obj: V1Node | V1Job;
+}
+
+/** Records every value of the test's Nodes and of the Jobs in its namespace, in one timeline. */
+export class Timeline {
+  readonly events: Seen[] = [];
+  private readonly aborts: { abort(): void }[] = [];
+  private stopped = false;
+
+  constructor(private readonly kc: KubeConfig) {}
+
+  /** Watches `path`; a watch the apiserver ends resumes from the last resource version seen, so nothing is missed. */
+  async watch(kind: Seen['kind'], path: string, labelSelector?: string, resourceVersion?: string): Promise<void> {
+    if (this.stopped) return;
+    let last = resourceVersion;
+    const req = await new Watch(this.kc).watch(
+      path,
+      { allowWatchBookmarks: true, ...(labelSelector && { labelSelector }), ...(last && { resourceVersion: last }) },
+      (type: string, obj: V1Node | V1Job) => {
+        last = obj.metadata?.resourceVersion ?? last;
+        if (type !== 'BOOKMARK') this.events.push({ kind, type, name: obj.metadata?.name ?? '', obj });
+      },
+      (err: unknown) => {
+        // 410 Gone: the version is too old to resume from; start afresh.
+        const resume = (err as { statusCode?: number } | null)?.statusCode === 410 ? undefined : last;
+        setTimeout(() => void this.watch(kind, path, labelSelector, resume), 200);
+      },
+    );
+    this.aborts.push(req);
+  }
+
+  /** Index of the first event that matches, or -1. */
+  indexOf(match: (e: Seen) => boolean): number {
+    return this.events.findIndex(match);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const a of this.aborts) a.abort();
+  }
+}
+
+export interface ScheduledActivity {
+  input: unknown;
+  startToCloseSeconds: number;
+  completed: boolean;
+}
+
+/** A worker with its own cluster name, task queue and settings, and a client for its rollouts. */
+export class InProcessKeelson {
+  readonly cluster: string;
+  readonly taskQueue: string;
+  client!: KeelsonClient;
+  private running?: RunningWorker;
+  private done?: Promise<void>;
+
+  constructor(
+    readonly prefix: string,
+    private readonly env: Record<string, string>,
+  ) {
+    this.cluster = prefix;
+    this.taskQueue = `keelson-${prefix}`;
+  }
+
+  async start(): Promise<this> {
+    try {
+      Runtime.install({ logger: new DefaultLogger('WARN') });
+    } catch {
+      // Installed already by an earlier worker in this process.
+    }
+    const config = loadConfig({
+      TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
+      KUBECONFIG: process.env.KUBECONFIG,
+      KEELSON_CLUSTER: this.cluster,
+      KEELSON_TASK_QUEUE: this.taskQueue,
+      KEELSON_AGENT_IMAGE: 'registry.example/skyhook/agent:6.4.1',
+      KEELSON_IMAGE_PULL_GRACE_SECONDS: '5',
+      KEELSON_BACKOFF_LIMIT: '1',
+      KEELSON_POLL_SECONDS: '1',
+      KEELSON_SHUTDOWN_GRACE_SECONDS: '0',
+      KEELSON_METRICS_ADDRESS: '127.0.0.1:0',
+      KEELSON_SDK_METRICS_ADDRESS: 'off',
+      ...this.env,
+    });
+    this.running = await startWorker(config);
+    this.done = this.running.worker.run();
+    this.client = await KeelsonClient.connect(
+      ClientSettingsSchema.parse({
+        TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
+        KEELSON_CLUSTER: this.cluster,
+        KEELSON_TASK_QUEUE: this.taskQueue,
+      }),
+    );
+    return this;
+  }
+
+  /** The inputs of every scheduled activity of a type, with the start-to-close timeout it was scheduled with. */
+  async scheduled(workflowId: string, type: string): Promise<ScheduledActivity[]> {
+    const events = (await this.client.ctx.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    const completed = new Set(events.map((e) => Number(e.activityTaskCompletedEventAttributes?.scheduledEventId)));
+    return events
+      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === type)
+      .map((e) => {
+        const a = e.activityTaskScheduledEventAttributes!;
+        return {
+          input: defaultPayloadConverter.fromPayload(a.input!.payloads![0]!),
+          startToCloseSeconds: Number(a.startToCloseTimeout?.seconds ?? 0),
+          completed: completed.has(Number(e.eventId)),
+        };
+      });
+  }
+
+  /** Workflow IDs of this worker's cluster that are still running. */
+  async runningWorkflows(): Promise<string[]> {
+    const query = `WorkflowId STARTS_WITH 'keelson/${this.cluster}/' AND ExecutionStatus = 'Running'`;
+    const ids: string[] = [];
+    for await (const wf of this.client.ctx.client.workflow.list({ query })) ids.push(wf.workflowId);
+    return ids;
+  }
+
+  /** Deletes its rollouts and waits until their node workflows have let go, then stops the worker. */
+  async stop(): Promise<void> {
+    for (const r of await this.client.listRollouts().catch(() => [])) {
+      await this.client.deleteRollout(r.name).catch(() => undefined);
+    }
+    await eventually(
+      'workflows of the test to end',
+      async () => {
+        const left = await this.runningWorkflows();
+        if (left.length > 0) throw new Error(`still running: ${left.join(' ')}`);
+      },
+      120_000,
+    ).catch((err: Error) => process.stderr.write(`${err.message}\n`));
+    await this.client.close().catch(() => undefined);
+    if (!this.running) return;
+    this.running.worker.shutdown();
+    await this.done;
+    await this.running.close();
+  }
+}
