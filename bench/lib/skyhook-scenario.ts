@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { CustomObjectsApi, Watch, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { CustomObjectsApi, Watch, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import {
   BENCH_LABEL,
   Fleet,
@@ -43,7 +43,13 @@ export interface SkyhookScenarioResult {
   apiserverRequests: { total: number; perNodeStage: number; byVerbResource: Record<string, number> };
   operatorRequests: { total: number; perNodeStage: number; byMethod: Record<string, number> };
   operatorPeakRssMiB: number;
-  checks: { duplicatePods: string[]; backwards: string[]; leftCordoned: string[] };
+  checks: {
+    duplicatePods: string[];
+    backwards: string[];
+    leftCordoned: string[];
+    /** Stage pods started on a node still NotReady after a simulated reboot, and the seconds gained by that. */
+    startedWhileNotReady: { count: number; seconds: number };
+  };
 }
 
 const SKYHOOK = { group: 'skyhook.nvidia.com', version: 'v1alpha1', plural: 'skyhooks' };
@@ -91,6 +97,42 @@ async function recordPods(kc: KubeConfig, namespace: string) {
     () => undefined,
   );
   return { pods, stop: () => watch.abort() };
+}
+
+/** Local times each node was seen NotReady and Ready again (the simulator's reboots), from one watch. */
+async function recordNotReady(kc: KubeConfig, selector: string) {
+  const spells = new Map<string, { from: number; to?: number }[]>();
+  const watch = await new Watch(kc).watch(
+    '/api/v1/nodes',
+    { labelSelector: selector },
+    (_type: string, node: V1Node) => {
+      const name = node.metadata?.name ?? '';
+      const ready = (node.status?.conditions ?? []).find((c) => c.type === 'Ready')?.status === 'True';
+      const list = spells.get(name) ?? [];
+      const open = list.length > 0 && list[list.length - 1]!.to === undefined;
+      if (!ready && !open) list.push({ from: Date.now() });
+      if (ready && open) list[list.length - 1]!.to = Date.now();
+      spells.set(name, list);
+    },
+    () => undefined,
+  );
+  return { spells, stop: () => watch.abort() };
+}
+
+/**
+ * Stage pods seen created while their node was NotReady, and the seconds from then to Ready again. A kubelet that is
+ * rebooting starts no pod; the dev simulator does, so this is time Skyhook gains here that a real node would not give.
+ */
+function startedWhileNotReady(pods: JobRecord[], spells: Map<string, { from: number; to?: number }[]>) {
+  let count = 0;
+  let seconds = 0;
+  for (const p of pods) {
+    const spell = (spells.get(p.node) ?? []).find((w) => w.from <= p.seenCreated && p.seenCreated < (w.to ?? Infinity));
+    if (!spell) continue;
+    count++;
+    seconds += ((spell.to ?? p.seenCreated) - p.seenCreated) / 1000;
+  }
+  return { count, seconds: Math.round(seconds * 10) / 10 };
 }
 
 /** Resolves with the local time the Skyhook's status is first seen `complete` (one watch, no polling). */
@@ -143,6 +185,7 @@ export async function runSkyhookScenario(label: string, o: SkyhookScenarioOption
     const names = await fleet.createNodes(o.nodes);
     const podRec = await recordPods(fleet.kc, fleet.namespace);
     const nodeRec = await recordNodeStates(fleet.kc, `${BENCH_LABEL}=${fleet.cluster}`, id);
+    const readyRec = await recordNotReady(fleet.kc, `${BENCH_LABEL}=${fleet.cluster}`);
     try {
       await operator.start();
       // As for the Keelson worker: let it settle (informers synced) before the clock starts.
@@ -195,11 +238,13 @@ export async function runSkyhookScenario(label: string, o: SkyhookScenarioOption
           duplicatePods: duplicateJobs(pods),
           backwards: nodeRec.backwards,
           leftCordoned: nodes.items.filter((n) => n.spec?.unschedulable === true).map((n) => n.metadata!.name!),
+          startedWhileNotReady: startedWhileNotReady(pods, readyRec.spells),
         },
       };
     } finally {
       podRec.stop();
       nodeRec.stop();
+      readyRec.stop();
     }
   } finally {
     // The Skyhook's finalizer needs the operator: delete it first, then stop the operator, then nodes and namespace.
