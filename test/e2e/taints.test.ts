@@ -8,7 +8,7 @@ import { E2E, PREFIX, RUNTIME_TAINT, entry, eventually, hasTaint, skyhook, type 
 const e2e = new E2E('taint');
 // Generous: the machine running the suite is shared and slow; no assertion depends on time.
 const WAIT_MS = 300_000;
-const TEST_MS = 600_000;
+const TEST_MS = 900_000;
 let rec: WorkloadRecorder;
 const GPU_TAINT: V1Taint = { key: 'nvidia.com/gpu', effect: 'NoSchedule' };
 const GPU_TOLERATION = { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' };
