@@ -78,6 +78,8 @@ export const DEFAULT_ROLLOUT_OPTIONS: RolloutOptions = {
 export interface RolloutCarried extends RolloutView {
   /** Messages to node workflows not sent yet. */
   outbox: Outgoing[];
+  /** The status was complete when last looked at: reaching complete again resets the batches (§2.2.6). */
+  complete?: boolean;
 }
 
 export interface RolloutInput {
@@ -266,6 +268,16 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       s.outbox.push({ node: g.node, kind: 'grant', permit: g.permit });
   }
 
+  /** §2.2.6: on reaching complete, every compartment starts again at batch 1 when resetBatchStateOnCompletion holds. */
+  function resetBatchesOnCompletion(): void {
+    const complete = rolloutStatusView(s, compartments()).status === 'complete';
+    // Patched: histories from before it kept the batch state at completion.
+    if (complete && !s.complete && s.spec.resetBatchStateOnCompletion && patched('reset-batches-on-completion')) {
+      for (const b of Object.values(s.batches)) Object.assign(b, newCompartmentBatch());
+    }
+    s.complete = complete;
+  }
+
   async function removeRuntimeTaints(): Promise<void> {
     if (!s.spec.spec.runtimeRequired) return;
     const t = options.runtimeRequiredTaint;
@@ -309,6 +321,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
         relistDue = false;
       }
       admit();
+      resetBatchesOnCompletion();
       while (s.outbox.length > 0) {
         await send(s.outbox[0]!);
         s.outbox.shift();
