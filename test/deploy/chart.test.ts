@@ -1,42 +1,34 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import YAML from 'yaml';
 import { createActivities } from '../../activities';
 import { jsonPatch, makeClients } from '../../activities/clients';
 import { checkKubernetes } from '../../activities/server-version';
-import { projectRoot, stateDir, toolPaths } from '../../deploy/dev/paths';
 import { kubeFloor, formatKubeVersion } from '../../model/kube-version';
 import { kubeClients, testNamespace } from '../harness/kube';
 import { pkg, stageInput, testSettings } from '../integration/activity-env';
+import {
+  applyDocs,
+  chart,
+  helm,
+  helmTemplate as render,
+  removeChart,
+  serviceAccountKubeconfig,
+  type Doc,
+} from './chart-env';
 
 // The Helm chart, rendered with the pinned helm, applied to the local RBAC apiserver; then the real activities run
 // with the chart's ServiceAccount token, so a permission the chart lacks fails here, and one it must not have is
 // shown refused.
 
-const chart = path.join(projectRoot, 'deploy', 'helm', 'keelson');
-const tools = toolPaths();
-const kubectl = path.join(tools.kubeBin, 'kubectl');
 const { kc: adminKc, core, batch } = kubeClients();
-const rbac = adminKc.makeApiClient(RbacAuthorizationV1Api);
 const release = `kt${Date.now().toString(36)}`;
 const node = 'node-009';
 let namespace = '';
 
-type Doc = { kind: string; metadata: { name: string; namespace?: string }; spec?: Record<string, unknown> } & Record<
-  string,
-  unknown
->;
-
-function helmTemplate(ns: string, ...sets: string[]): Doc[] {
-  const args = ['template', release, chart, '-n', ns, '--kube-version', '1.37.2', ...sets.flatMap((s) => ['--set', s])];
-  const out = execFileSync(tools.helm, args, { encoding: 'utf8' });
-  return YAML.parseAllDocuments(out)
-    .map((d) => d.toJSON() as Doc | null)
-    .filter((d): d is Doc => d !== null);
-}
+const helmTemplate = (ns: string, ...sets: string[]) => render(release, ns, ...sets);
 
 const EXPECTED_CLUSTER_RULES = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
@@ -60,10 +52,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const name = `${release}-keelson-${namespace}-worker`;
-  await rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
-  await rbac.deleteClusterRole({ name }).catch(() => undefined);
-  await core.deleteNamespace({ name: namespace }).catch(() => undefined);
+  await removeChart(adminKc, release, namespace);
 });
 
 describe('helm chart', () => {
@@ -108,19 +97,15 @@ describe('helm chart', () => {
     const chartYaml = YAML.parse(fs.readFileSync(path.join(chart, 'Chart.yaml'), 'utf8')) as { kubeVersion: string };
     expect(chartYaml.kubeVersion).toBe(`>=${formatKubeVersion(kubeFloor())}-0`);
     const below = `1.${kubeFloor().minor - 1}.0`;
-    expect(() =>
-      execFileSync(tools.helm, ['template', release, chart, '--kube-version', below], { stdio: 'pipe' }),
-    ).toThrow(/incompatible with Kubernetes v1\.\d+\.0/);
+    expect(() => execFileSync(helm, ['template', release, chart, '--kube-version', below], { stdio: 'pipe' })).toThrow(
+      /incompatible with Kubernetes v1\.\d+\.0/,
+    );
   });
 
   test('the rendered manifests apply to the local cluster', () => {
     // Zero replicas: the Keelson image is not on the fake nodes, and its pods would sit in other tests' drains.
     const rendered = helmTemplate(namespace, 'worker.replicas=0', 'api.replicas=0');
-    const out = execFileSync(kubectl, ['apply', '--server-side', '-f', '-'], {
-      input: rendered.map((d) => YAML.stringify(d)).join('---\n'),
-      env: { ...process.env, KUBECONFIG: process.env.KUBECONFIG },
-      encoding: 'utf8',
-    });
+    const out = applyDocs(rendered);
     expect(out.trim().split('\n')).toHaveLength(rendered.length);
     expect(out).toContain(
       `clusterrole.rbac.authorization.k8s.io/${release}-keelson-${namespace}-worker serverside-applied`,
@@ -133,26 +118,8 @@ describe('the worker with the chart ServiceAccount on the RBAC apiserver', () =>
   const rollout = `rbac-${Date.now().toString(36)}`;
 
   beforeAll(async () => {
-    const sa = `${release}-keelson-worker`;
-    const token = await core.createNamespacedServiceAccountToken({
-      name: sa,
-      namespace,
-      body: { spec: { audiences: [], expirationSeconds: 3600 } },
-    });
     saKc = new KubeConfig();
-    saKc.loadFromOptions({
-      clusters: [
-        { name: 'local', server: adminKc.getCurrentCluster()!.server, caFile: path.join(stateDir, 'pki', 'ca.crt') },
-      ],
-      users: [{ name: sa, token: token.status!.token }],
-      contexts: [{ name: 'sa', cluster: 'local', user: sa }],
-      currentContext: 'sa',
-    });
-    // The kubeconfig a worker would be given, written as a file like any other.
-    const file = path.join(os.tmpdir(), `${release}-kubeconfig.yaml`);
-    fs.writeFileSync(file, saKc.exportConfig(), { mode: 0o600 });
-    saKc = new KubeConfig();
-    saKc.loadFromFile(file);
+    saKc.loadFromFile(await serviceAccountKubeconfig(adminKc, release, namespace));
   });
 
   afterAll(async () => {

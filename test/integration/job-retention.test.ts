@@ -1,10 +1,19 @@
 import type { V1Job, V1Node } from '@kubernetes/client-node';
 import type { RunStageInput } from '../../activities/contract';
-import { decodeNodeState, type PackageEntry } from '../../model';
 import { ConfigError, loadConfig } from '../../workers/config';
 import { nodeWorkflowId } from '../../workflows/messages';
 import { kubeClients, testNamespace } from '../harness/kube';
-import { createFakeNodes, eventually, InProcessKeelson, rolloutSpecOf, Timeline, type Seen } from './worker-stack';
+import {
+  createFakeNodes,
+  entryIn,
+  eventually,
+  InProcessKeelson,
+  nodeEntry,
+  rolloutSpecOf,
+  stageState,
+  Timeline,
+  type Seen,
+} from './worker-stack';
 
 // Job retention and the default stage timeout, as a deployment sets them: a whole worker (workers/worker.ts
 // startWorker) with KEELSON_JOB_RETENTION_SECONDS and KEELSON_DEFAULT_STAGE_TIMEOUT_SECONDS, running rollouts on
@@ -28,15 +37,6 @@ async function worker(suffix: string, env: Record<string, string>): Promise<InPr
   return w;
 }
 
-const annotationOf = (rollout: string) => `skyhook.nvidia.com/nodeState_${rollout}`;
-
-function entryIn(node: V1Node, rollout: string, pkg: string): PackageEntry | undefined {
-  const decoded = decodeNodeState(node.metadata?.annotations?.[annotationOf(rollout)]);
-  return decoded.ok ? Object.values(decoded.state).find((e) => e.name === pkg) : undefined;
-}
-
-const stageState = (e: PackageEntry | undefined) => `${e?.stage}:${e?.state}`;
-
 /** Events of the Jobs of one package (of one stage, when given). */
 const jobOf = (rollout: string, pkg: string, stage?: string) => (e: Seen) => {
   const labels = e.obj.metadata?.labels ?? {};
@@ -59,12 +59,6 @@ function recorded(rollout: string, pkg: string, want: string, lastError?: string
 const deletedAt = (rollout: string, pkg: string, stage: string) =>
   timeline.indexOf((e) => jobOf(rollout, pkg, stage)(e) && e.type === 'DELETED');
 
-async function nodeEntry(node: string, rollout: string, pkg: string): Promise<PackageEntry> {
-  const e = entryIn(await core.readNode({ name: node }), rollout, pkg);
-  if (!e) throw new Error(`no ${pkg} entry on ${node}`);
-  return e;
-}
-
 async function jobsOf(rollout: string): Promise<V1Job[]> {
   return (await batch.listNamespacedJob({ namespace, labelSelector: `keelson.dev/rollout=${rollout}` })).items;
 }
@@ -77,7 +71,7 @@ async function runBadAndGood(w: InProcessKeelson, node: string, rollout: string)
   await eventually(
     'bad erroring and good complete in node state',
     async () => {
-      const [bad, good] = [await nodeEntry(node, rollout, 'bad'), await nodeEntry(node, rollout, 'good')];
+      const [bad, good] = [await nodeEntry(core, node, rollout, 'bad'), await nodeEntry(core, node, rollout, 'good')];
       expect([stageState(bad), stageState(good)]).toEqual(['apply:erroring', 'config:complete']);
       expect(bad.lastError).toContain(PRINTED);
     },
@@ -157,7 +151,10 @@ describe('a worker with KEELSON_JOB_RETENTION_SECONDS=0 and KEELSON_DEFAULT_STAG
     await eventually(
       'both packages complete',
       async () => {
-        const states = [(await nodeEntry(node, rollout, 'plain')).state, (await nodeEntry(node, rollout, 'own')).state];
+        const states = [
+          (await nodeEntry(core, node, rollout, 'plain')).state,
+          (await nodeEntry(core, node, rollout, 'own')).state,
+        ];
         expect(states).toEqual(['complete', 'complete']);
       },
       LONG,

@@ -1,10 +1,10 @@
-import { CoreV1Api, KubeConfig, Watch, type V1Job, type V1Node } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, Watch, type V1Job, type V1Node, type V1Taint } from '@kubernetes/client-node';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { KeelsonClient } from '../../client/lib';
 import { ClientSettingsSchema } from '../../client/lib/settings';
 import { fakeNode } from '../../deploy/dev/nodes';
-import { parseRolloutDocuments, type RolloutSpec } from '../../model';
+import { decodeNodeState, parseRolloutDocuments, type PackageEntry, type RolloutSpec } from '../../model';
 import { loadConfig } from '../../workers/config';
 import { startWorker, type RunningWorker } from '../../workers/worker';
 import { eventually } from '../e2e/e2e-stack';
@@ -16,12 +16,17 @@ export { eventually };
 // the Nodes and Jobs take. Used by tests that need real workflows over real activities with chosen worker settings.
 
 /** Fake kwok nodes named `<prefix>-n<i>`, labelled `keelson.dev/itest=<prefix>` only; Ready when it returns. */
-export async function createFakeNodes(core: CoreV1Api, prefix: string, count: number): Promise<string[]> {
+export async function createFakeNodes(
+  core: CoreV1Api,
+  prefix: string,
+  count: number,
+  taints: V1Taint[] = [],
+): Promise<string[]> {
   const names = Array.from({ length: count }, (_, i) => `${prefix}-n${i}`);
   for (const [i, name] of names.entries()) {
     const base = fakeNode(i);
     const labels = { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'keelson.dev/itest': prefix };
-    await core.createNode({ body: { ...base, metadata: { ...base.metadata, name, labels } } });
+    await core.createNode({ body: { ...base, metadata: { ...base.metadata, name, labels }, spec: { taints } } });
   }
   await eventually(
     'fake nodes Ready',
@@ -44,10 +49,16 @@ export interface SkyhookPackage {
   log?: string;
   stageTimeout?: string;
   interrupt?: { type: string };
+  configMap?: Record<string, string>;
 }
 
 /** A Skyhook manifest on the given nodes, read through the same parser the CLI and API use. */
-export function rolloutSpecOf(name: string, nodes: string[], packages: Record<string, SkyhookPackage>): RolloutSpec {
+export function rolloutSpecOf(
+  name: string,
+  nodes: string[],
+  packages: Record<string, SkyhookPackage>,
+  options: { runtimeRequired?: boolean } = {},
+): RolloutSpec {
   const pkgs = Object.fromEntries(
     Object.entries(packages).map(([pkg, p]) => {
       const env = { KEELSON_SIM_SECONDS: String(p.simSeconds ?? 1) } as Record<string, string>;
@@ -61,6 +72,7 @@ export function rolloutSpecOf(name: string, nodes: string[], packages: Record<st
           env: Object.entries(env).map(([k, value]) => ({ name: k, value })),
           ...(p.stageTimeout && { stageTimeout: p.stageTimeout }),
           ...(p.interrupt && { interrupt: p.interrupt }),
+          ...(p.configMap && { configMap: p.configMap }),
         },
       ];
     }),
@@ -73,6 +85,7 @@ export function rolloutSpecOf(name: string, nodes: string[], packages: Record<st
       spec: {
         nodeSelectors: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: nodes }] },
         interruptionBudget: { percent: 100 },
+        ...(options.runtimeRequired && { runtimeRequired: true }),
         packages: pkgs,
       },
     },
@@ -80,6 +93,23 @@ export function rolloutSpecOf(name: string, nodes: string[], packages: Record<st
   if (parsed.errors.length > 0) throw new Error(JSON.stringify(parsed.errors));
   return parsed.rollouts[0]!;
 }
+
+const annotationOf = (rollout: string) => `skyhook.nvidia.com/nodeState_${rollout}`;
+
+/** A package's entry in a Node's nodeState annotation of a rollout. */
+export function entryIn(node: V1Node, rollout: string, pkg: string): PackageEntry | undefined {
+  const decoded = decodeNodeState(node.metadata?.annotations?.[annotationOf(rollout)]);
+  return decoded.ok ? Object.values(decoded.state).find((e) => e.name === pkg) : undefined;
+}
+
+/** The entry read from the Node now; throws while there is none. */
+export async function nodeEntry(core: CoreV1Api, node: string, rollout: string, pkg: string): Promise<PackageEntry> {
+  const e = entryIn(await core.readNode({ name: node }), rollout, pkg);
+  if (!e) throw new Error(`no ${pkg} entry on ${node}`);
+  return e;
+}
+
+export const stageState = (e: PackageEntry | undefined) => `${e?.stage}:${e?.state}`;
 
 /** One event a watch delivered, in the order this process received it across all watches. */
 export interface Seen {
