@@ -1,0 +1,218 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { PatchStrategy, setHeaderOptions, Watch, type V1Pod } from '@kubernetes/client-node';
+import { E2E, PREFIX, eventually, skyhook, type NodeStateJson, type WorkloadRecorder } from './e2e-stack';
+
+// Issue 8 item 3 (docs/migration.md): a cluster that a Skyhook operator managed until it was scaled to zero. Node A
+// has kmod complete and driver half-way (apply in_progress, its raw package pod still running); node B has nothing.
+// The same Skyhook manifest started in Keelson must take over without a second executor and without re-running what
+// is done. As in step 2 of the guide, no Skyhook operator may run against the cluster meanwhile: one (such as the
+// bench's) would itself record the legacy pod's success in nodeState and delete the pod.
+
+const e2e = new E2E('mig');
+const ROLLOUT = 'gpu-stack';
+const OPERATOR_NS = `${e2e.cluster}-skyhook`;
+const AGENT = 'registry.example/skyhook/agent:6.4.1';
+// Long enough that the legacy stage still runs when Keelson reaches the node (the simulator reads the pod's env).
+const LEGACY_SECONDS = 60;
+const packages = { kmod: { version: '1.0.0' }, driver: { version: '2.0.0' } };
+const B_STAGES = ['driver@2.0.0:apply', 'driver@2.0.0:config', 'kmod@1.0.0:apply', 'kmod@1.0.0:config'];
+let rec: WorkloadRecorder;
+
+beforeAll(async () => {
+  await e2e.start({ nodes: 2 });
+  await e2e.core.createNamespace({ body: { metadata: { name: OPERATOR_NS, labels: { 'keelson.dev/test': 'e2e' } } } });
+  rec = await e2e.recordWorkloads();
+}, 120_000);
+
+afterAll(async () => {
+  rec?.stop();
+  await e2e.core.deleteNamespace({ name: OPERATOR_NS }).catch(() => undefined);
+  await e2e.stop();
+}, 120_000);
+
+/** Skyhook's generateSafeName: parts joined by `-`, dots to dashes, lowercased, cut, suffixed with 8 sha256 hex. */
+function skyhookSafeName(max: number, ...parts: string[]): string {
+  const joined = parts.join('-').replace(/\./g, '-').toLowerCase();
+  const hash = createHash('sha256').update(joined).digest('hex').slice(0, 8);
+  return `${joined.slice(0, max - hash.length - 1).replace(/-+$/, '')}-${hash}`;
+}
+
+/** Every pod of the operator namespace by UID, last value seen (a pod deleted later is still counted). */
+async function recordOperatorPods(pods: Map<string, V1Pod>): Promise<() => void> {
+  let stopped = false;
+  let req: { abort(): void } | undefined;
+  // A watch the apiserver ends (timeout, restart) starts again; its first events list what exists.
+  const go = async () => {
+    if (stopped) return;
+    req = await new Watch(e2e.kc).watch(
+      `/api/v1/namespaces/${OPERATOR_NS}/pods`,
+      {},
+      (_type: string, pod: V1Pod) => void pods.set(pod.metadata!.uid!, pod),
+      () => void setTimeout(() => void go(), 200),
+    );
+  };
+  await go();
+  return () => {
+    stopped = true;
+    req?.abort();
+  };
+}
+
+/** The legacy pod's stage is over: its last init container (the stage check) has terminated. */
+function stageFinished(pod: V1Pod | undefined): boolean {
+  return pod?.status?.initContainerStatuses?.at(-1)?.state?.terminated !== undefined;
+}
+
+function entryOf(name: string, version: string, stage: string, state: string) {
+  return { name, version, image: `registry.example/keelson/${name}`, stage, state };
+}
+
+/** The raw package pod Skyhook's operator runs for one stage (§3.1): labels, package annotation, init chain, pause. */
+function legacyStagePod(node: string, pkg: string, version: string, stage: string): V1Pod {
+  const image = `registry.example/keelson/${pkg}`;
+  const copyDir = `/var/lib/skyhook/${ROLLOUT}/${pkg}-${version}-0a1b2c3d-1`;
+  const env = [
+    { name: 'SKYHOOK_LOG_DIR', value: `/var/log/skyhook/${ROLLOUT}` },
+    { name: 'SKYHOOK_ROOT_DIR', value: `/var/lib/skyhook/${ROLLOUT}` },
+    { name: 'COPY_RESOLV', value: 'false' },
+    { name: 'SKYHOOK_RESOURCE_ID', value: `${ROLLOUT}-0a1b2c3d-1_${pkg}_${version}` },
+    { name: 'KEELSON_SIM_SECONDS', value: String(LEGACY_SECONDS) },
+  ];
+  const agent = (mode: string) => ({
+    name: `${pkg}-${mode.replace('-', '')}`,
+    image: AGENT,
+    args: [mode, '/root', copyDir],
+    env,
+    securityContext: { privileged: true },
+    volumeMounts: [{ name: 'root-mount', mountPath: '/root', mountPropagation: 'HostToContainer' }],
+  });
+  return {
+    metadata: {
+      name: skyhookSafeName(63, ROLLOUT, pkg, version, stage, node),
+      labels: { [`${PREFIX}name`]: ROLLOUT, [`${PREFIX}package`]: `${pkg}-${version}` },
+      annotations: {
+        [`${PREFIX}package`]: JSON.stringify({ name: pkg, version, skyhook: ROLLOUT, stage, image }),
+      },
+      // Skyhook also sets a controller ownerReference to the Skyhook object; there is no Skyhook CRD here, and the
+      // garbage collector would delete a pod whose owner it cannot find.
+    },
+    spec: {
+      nodeName: node,
+      restartPolicy: 'OnFailure',
+      hostPID: true,
+      hostNetwork: true,
+      tolerations: [{ key: 'node.kubernetes.io/unschedulable', operator: 'Exists' }],
+      volumes: [{ name: 'root-mount', hostPath: { path: '/' } }],
+      initContainers: [
+        {
+          name: `${pkg}-init`,
+          image: `${image}:${version}`,
+          imagePullPolicy: 'Always',
+          command: ['/bin/sh', '-c', 'mkdir -p /root/${SKYHOOK_DIR} && cp -r /skyhook-package/* /root/${SKYHOOK_DIR}'],
+          env,
+        },
+        agent(stage),
+        agent(`${stage}-check`),
+      ],
+      containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10' }],
+    },
+  };
+}
+
+/** Node A as the operator left it: nodeState, status annotation and label, operator version, conditions. */
+async function leaveSkyhookState(node: string): Promise<void> {
+  const state: NodeStateJson = {
+    'kmod|1.0.0': entryOf('kmod', '1.0.0', 'config', 'complete'),
+    'driver|2.0.0': entryOf('driver', '2.0.0', 'apply', 'in_progress'),
+  };
+  await e2e.core.patchNode(
+    {
+      name: node,
+      body: {
+        metadata: {
+          labels: { [`${PREFIX}status_${ROLLOUT}`]: 'in_progress' },
+          annotations: {
+            [`${PREFIX}nodeState_${ROLLOUT}`]: JSON.stringify(state),
+            [`${PREFIX}status_${ROLLOUT}`]: 'in_progress',
+            [`${PREFIX}version_${ROLLOUT}`]: 'v0.13.0',
+          },
+        },
+      },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+test('migration: Skyhook node state and a running legacy pod are adopted; no completed stage runs again', async () => {
+  const [a, b] = e2e.nodes as [string, string];
+  // The worker bundles its workflows first (minutes on a loaded machine); the legacy stage must outlast that.
+  await eventually(
+    'worker running',
+    async () => expect(readFileSync(e2e.workerLog, 'utf8')).toContain("'RUNNING'"),
+    240_000,
+  );
+  await leaveSkyhookState(a);
+  const operatorPods = new Map<string, V1Pod>();
+  const stopPods = await recordOperatorPods(operatorPods);
+  const legacy = await e2e.core.createNamespacedPod({
+    namespace: OPERATOR_NS,
+    body: legacyStagePod(a, 'driver', '2.0.0', 'apply'),
+  });
+  const legacyNow = () => operatorPods.get(legacy.metadata!.uid!);
+  await eventually('the legacy driver apply pod runs', async () => {
+    expect(legacyNow()?.status?.phase).toBe('Running');
+    expect(stageFinished(legacyNow())).toBe(false);
+  });
+  // Keelson's takeover is its first write of the driver entry (attempts 1 at apply/in_progress): was the legacy
+  // stage still running then?
+  let runningAtTakeover: boolean | undefined;
+  const stopNodes = await e2e.watchNodes((n) => {
+    const raw = n.metadata?.annotations?.[`${PREFIX}nodeState_${ROLLOUT}`];
+    if (n.metadata?.name !== a || raw === undefined || runningAtTakeover !== undefined) return;
+    const driver = (JSON.parse(raw) as NodeStateJson)['driver|2.0.0'];
+    if (driver?.stage === 'apply' && (driver as { attempts?: number }).attempts === 1)
+      runningAtTakeover = !stageFinished(legacyNow());
+  });
+  try {
+    await e2e.start_(ROLLOUT, [skyhook({ name: ROLLOUT, nodes: [a, b], packages })]);
+    await e2e.waitComplete(ROLLOUT, 240_000);
+  } finally {
+    stopNodes();
+    stopPods();
+  }
+  expect(runningAtTakeover).toBe(true);
+
+  // Node A: kmod untouched, driver apply not started again (the legacy pod was waited on); only driver config ran.
+  expect(rec.jobKeys(a)).toEqual(['driver@2.0.0:config']);
+  expect(rec.podKeys(a)).toEqual(['driver@2.0.0:config']);
+  expect(rec.jobKeys(b)).toEqual(B_STAGES);
+  expect(rec.podKeys(b)).toEqual(B_STAGES);
+  // Nothing else appeared where the operator ran its pods: the one legacy pod, never replaced.
+  expect([...operatorPods.keys()]).toEqual([legacy.metadata!.uid]);
+  // driver config started only after the legacy apply pod's last init container (the apply check) had exited 0.
+  const done = legacyNow()!.status!.initContainerStatuses!.at(-1)!;
+  expect(done.state?.terminated?.exitCode).toBe(0);
+  const configJob = rec.job(a, 'driver@2.0.0:config')!;
+  expect(new Date(configJob.metadata!.creationTimestamp!).getTime()).toBeGreaterThanOrEqual(
+    new Date(done.state!.terminated!.finishedAt!).getTime() - 1000,
+  );
+
+  // The node state Skyhook would write at the end, plus Keelson's attempts counter on the stages it ran.
+  expect(await e2e.nodeState(a, ROLLOUT)).toEqual({
+    'kmod|1.0.0': entryOf('kmod', '1.0.0', 'config', 'complete'),
+    'driver|2.0.0': { ...entryOf('driver', '2.0.0', 'config', 'complete'), attempts: 1 },
+  });
+  expect(await e2e.nodeState(b, ROLLOUT)).toEqual({
+    'kmod|1.0.0': { ...entryOf('kmod', '1.0.0', 'config', 'complete'), attempts: 1 },
+    'driver|2.0.0': { ...entryOf('driver', '2.0.0', 'config', 'complete'), attempts: 1 },
+  });
+  for (const n of [a, b]) {
+    const node = await e2e.node(n);
+    expect(node.metadata?.labels?.[`${PREFIX}status_${ROLLOUT}`]).toBe('complete');
+    expect(node.metadata?.annotations?.[`${PREFIX}status_${ROLLOUT}`]).toBe('complete');
+    const notReady = node.status?.conditions?.find((c) => c.type === `${PREFIX}${ROLLOUT}/NotReady`);
+    expect(notReady).toMatchObject({ status: 'False', reason: 'Complete' });
+  }
+  expect(await e2e.status(ROLLOUT)).toMatchObject({ status: 'complete', completeNodes: '2/2' });
+}, 300_000);
