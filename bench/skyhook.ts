@@ -4,6 +4,7 @@
  * (see bench/README.md). Usage:
  *   npm run bench:skyhook                          # N = 10
  *   npm run bench:skyhook -- --nodes 10,100 --sim-seconds 2 --budget-percent 20 --idle-seconds 30
+ *   npm run bench:skyhook -- --nodes 100 --tools skyhook   # one tool only (keelson, skyhook, or both: the default)
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -123,6 +124,9 @@ async function main(): Promise<void> {
   const sim = Number(arg('sim-seconds', '2'));
   const budgetPct = Number(arg('budget-percent', '20'));
   const idleSeconds = Number(arg('idle-seconds', '30'));
+  const tools = arg('tools', 'keelson,skyhook').split(',');
+  if (tools.length === 0 || tools.some((t) => t !== 'keelson' && t !== 'skyhook'))
+    throw new Error(`--tools must be keelson, skyhook or both separated by a comma, got ${arg('tools', '')}`);
   for (const [name, value] of Object.entries({ 'sim-seconds': sim, 'budget-percent': budgetPct, idleSeconds })) {
     if (!Number.isFinite(value) || value < 0) throw new Error(`--${name} must be a number >= 0, got ${value}`);
   }
@@ -142,16 +146,20 @@ async function main(): Promise<void> {
     const pair: Pair = { nodes: n, budget, errors: [] };
     pairs.push(pair);
     const opts = { nodes: n, budget, simSeconds: sim, log };
-    try {
-      pair.keelson = await runScenario(`n${n}-keelson`, opts);
-    } catch (err) {
-      pair.errors.push(`keelson: ${err instanceof Error ? err.message : String(err)}`);
+    if (tools.includes('keelson')) {
+      try {
+        pair.keelson = await runScenario(`n${n}-keelson`, opts);
+      } catch (err) {
+        pair.errors.push(`keelson: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      write(pairs, idlePerSecond, operatorDir);
     }
-    write(pairs, idlePerSecond, operatorDir);
-    try {
-      pair.skyhook = await runSkyhookScenario(`n${n}-skyhook`, { ...opts, operatorDir });
-    } catch (err) {
-      pair.errors.push(`skyhook: ${err instanceof Error ? err.message : String(err)}`);
+    if (tools.includes('skyhook')) {
+      try {
+        pair.skyhook = await runSkyhookScenario(`n${n}-skyhook`, { ...opts, operatorDir });
+      } catch (err) {
+        pair.errors.push(`skyhook: ${err instanceof Error ? err.message : String(err)}`);
+      }
     }
     for (const e of pair.errors) log(`n${n}: FAILED: ${e}`);
     write(pairs, idlePerSecond, operatorDir);
