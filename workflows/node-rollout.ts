@@ -5,6 +5,8 @@ import {
   nodeStatusFromState,
   stageTimeoutSeconds,
   type NodeState,
+  type Package,
+  type PackageEntry,
   type RolloutSpec,
   type Status,
 } from '../model';
@@ -59,6 +61,27 @@ export function applyNewSpec(r: NodeRollout, spec: RolloutSpec, generation: numb
     next = applyConfigChange(next, pkg);
   }
   Object.assign(r, { spec, generation, settings, state: next, configUpdates });
+}
+
+/**
+ * Failed stages of packages that a new spec changes at the same version (env, image, configMap, ...): they run again
+ * with it, as Skyhook replaces a failing package pod that no longer matches the spec (§3.6, §3.8). Not the interrupt:
+ * its Job is the node's merged one, not the package's.
+ */
+export function fixedStages(
+  before: Readonly<Record<string, Package>>,
+  after: Readonly<Record<string, Package>>,
+  state: NodeState,
+): PackageEntry[] {
+  return Object.values(state).filter((e) => {
+    const pkg = after[e.name];
+    return (
+      e.state === 'erroring' &&
+      e.stage !== 'interrupt' &&
+      pkg?.version === e.version &&
+      JSON.stringify(before[e.name]) !== JSON.stringify(pkg)
+    );
+  });
 }
 
 /** Seconds a stage of this package may run: its stageTimeout, the rollout's, the worker's default, else 1h. */

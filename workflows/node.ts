@@ -52,6 +52,7 @@ import { kube, longWait } from './node-activities';
 import {
   applyNewSpec,
   byPriority,
+  fixedStages,
   newNodeRollout,
   rolloutNodeStatus,
   stageTimeoutOf,
@@ -185,6 +186,17 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     }
   }
 
+  /** A failed stage the new spec fixes runs again; its failed Job goes first, or the new run would adopt it by name. */
+  function rerunFixed(name: string, failed: PackageEntry[]): void {
+    const r = s.rollouts[name]!;
+    for (const e of failed) {
+      // A configMap change may have moved the entry on to config already: that stage has a Job of its own.
+      if (r.state[entryKey(e.name, e.version)]?.stage !== e.stage) continue;
+      pendingDeletes.add(stageJobName({ rollout: name, package: e.name, version: e.version, stage: e.stage, node }));
+      r.state = rerunPackage(r.state, r.spec.spec.packages[e.name]!, e.stage);
+    }
+  }
+
   function control(verb: string, change: Partial<Pick<NodeRollout, 'paused' | 'disabled'>>) {
     return (args: NodeControlArgs) => {
       const r = s.rollouts[args.rollout];
@@ -202,7 +214,10 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     forgetting.delete(rollout);
     if (!r) s.rollouts[rollout] = newNodeRollout(spec, generation, settings);
     else if (generation > r.generation) {
+      const fixed = fixedStages(r.spec.spec.packages, spec.spec.packages, r.state);
       applyNewSpec(r, spec, generation, settings);
+      // Patched: histories before it left a fixed package erroring until a rerun.
+      if (fixed.length > 0 && patched('rerun-fixed-stages')) rerunFixed(rollout, fixed);
       for (const [, run] of runsOf(rollout)) run.changeTimeout(stageTimeoutOf(r, run.input.package.name));
       publish(rollout);
     }

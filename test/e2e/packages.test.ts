@@ -5,6 +5,7 @@ import {
   entry,
   isCordoned,
   skyhook,
+  stageKey,
   type NodeStateJson,
   type PackageDef,
   type StatusJson,
@@ -204,15 +205,16 @@ test(
 );
 
 test(
-  'failure-skyhook: a failing stage leaves the node erroring; the fixed package completes it, no completed stage runs again',
+  'failure-skyhook: a failing stage leaves the node erroring; the fixed manifest completes it, no completed stage runs again',
   async () => {
     const node = e2e.nodes[2]!;
     const name = 'failure';
-    const good = { version: '1.0.0' };
+    const packages = (failStages?: string): Record<string, PackageDef> => ({
+      good: { version: '1.0.0' },
+      bad: { version: '2.0.0', ...(failStages && { failStages }) },
+    });
     // `rollout start --wait` ends with exit 1 once the rollout is erroring with no node still working.
-    const file = e2e.file(`${name}.yaml`, [
-      skyhook({ name, nodes: [node], packages: { good, bad: { version: '2.0.0', failStages: 'config' } } }),
-    ]);
+    const file = e2e.file(`${name}.yaml`, [skyhook({ name, nodes: [node], packages: packages('config') })]);
     const started = await e2e.cli(['rollout', 'start', '-f', file, '--wait', '--timeout', '300'], WAIT_MS + 30_000);
     expect(started.code).toBe(1);
     const failed = await e2e.status(name);
@@ -233,15 +235,19 @@ test(
     const failedJob = (await e2e.jobs()).find((j) => j.metadata?.labels?.['keelson.dev/package'] === 'bad');
     expect(failedJob?.status?.conditions?.some((c) => c.type === 'Failed' && c.status === 'True')).toBe(true);
 
-    // The fix ships as a new version (a failed stage runs again on a version change, rerun or reset): the new
-    // version upgrades and configures; nothing that completed runs again.
+    // The fixed manifest (same version, the failing setting gone): the failed stage runs again with it, and only it.
     const before = rec.jobKeys(node);
     expect(before).toEqual(['bad@2.0.0:apply', 'bad@2.0.0:config', 'good@1.0.0:apply', 'good@1.0.0:config']);
-    const s = await applyAndComplete(name, node, { good, bad: { version: '2.0.1' } }, 2);
-    expect(s.nodes[node].packages.bad).toMatchObject({ version: '2.0.1', stage: 'config', state: 'complete' });
-    expect(newJobs(node, before)).toEqual(['bad@2.0.1:config', 'bad@2.0.1:upgrade']);
-    const state = await e2e.nodeState(node, name);
-    expect(Object.keys(state ?? {}).sort()).toEqual(['bad|2.0.1', 'good|1.0.0']);
+    const s = await applyAndComplete(name, node, packages(), 2);
+    expect(s.nodes[node].packages.bad).toMatchObject({ version: '2.0.0', stage: 'config', state: 'complete' });
+    expect(newJobs(node, before)).toEqual(['bad@2.0.0:config']);
+    const fixedJobs = [...rec.jobs.values()].filter(
+      (j) => j.spec?.template.spec?.nodeName === node && !envNames(j).includes('KEELSON_SIM_FAIL_STAGES'),
+    );
+    expect(fixedJobs.filter((j) => j.metadata?.labels?.['keelson.dev/package'] === 'bad').map(stageKey)).toEqual([
+      'bad@2.0.0:config',
+    ]);
+    expect(Object.keys((await e2e.nodeState(node, name)) ?? {}).sort()).toEqual(['bad|2.0.0', 'good|1.0.0']);
     expect((await e2e.node(node)).metadata?.labels?.[`${PREFIX}status_${name}`]).toBe('complete');
   },
   TEST_MS,
