@@ -1,4 +1,5 @@
-import { KubeConfig, type V1Job } from '@kubernetes/client-node';
+import { KubeConfig, RbacAuthorizationV1Api, type V1Job } from '@kubernetes/client-node';
+import { nodeWorkflowId } from '../../workflows/messages';
 import { kubeClients, testNamespace } from '../harness/kube';
 import {
   createFakeNodes,
@@ -33,6 +34,17 @@ let saKubeconfig = '';
 let timeline: Timeline;
 let worker: InProcessKeelson | undefined;
 
+/** A workload pod on the node, which the drain before a reboot must evict. */
+async function createWorkload(node: string): Promise<void> {
+  await core.createNamespacedPod({
+    namespace,
+    body: {
+      metadata: { name: `workload-${node}`, labels: { app: 'workload' } },
+      spec: { nodeName: node, containers: [{ name: 'app', image: 'registry.example/app:1' }] },
+    },
+  });
+}
+
 beforeAll(async () => {
   namespace = await testNamespace(core, 'kchw');
   applyChart(release, namespace);
@@ -40,16 +52,7 @@ beforeAll(async () => {
   nodes = await createFakeNodes(core, prefix, 2, [RUNTIME_TAINT]);
   timeline = new Timeline(adminKc);
   await timeline.watch('job', `/apis/batch/v1/namespaces/${namespace}/jobs`);
-  // A workload on each node, which the drain before the reboot must evict.
-  for (const node of nodes) {
-    await core.createNamespacedPod({
-      namespace,
-      body: {
-        metadata: { name: `workload-${node}`, labels: { app: 'workload' } },
-        spec: { nodeName: node, containers: [{ name: 'app', image: 'registry.example/app:1' }] },
-      },
-    });
-  }
+  for (const node of nodes) await createWorkload(node);
   worker = await new InProcessKeelson(prefix, {
     KUBECONFIG: saKubeconfig,
     KEELSON_NAMESPACE: namespace,
@@ -139,5 +142,30 @@ test("a failed stage's log tail reaches node state under the chart ServiceAccoun
       expect(bad.lastError).toContain(PRINTED);
     },
     LONG,
+  );
+});
+
+test('without pods/eviction in the ClusterRole the drain is refused (403) and the rollout does not finish', async () => {
+  const w = worker!;
+  const node = nodes[1]!;
+  const rbac = adminKc.makeApiClient(RbacAuthorizationV1Api);
+  const name = `${release}-keelson-${namespace}-worker`;
+  const role = await rbac.readClusterRole({ name });
+  const rules = role.rules!.filter((r) => !(r.resources ?? []).includes('pods/eviction'));
+  expect(rules).toHaveLength(role.rules!.length - 1);
+  await rbac.replaceClusterRole({ name, body: { ...role, rules } });
+  await createWorkload(node);
+  await w.client.startRollout(rolloutSpecOf('rbac-denied', [node], { fw: { interrupt: { type: 'reboot' } } }));
+  await eventually(
+    'the eviction refused',
+    async () => {
+      const failures = await w.activityFailures(nodeWorkflowId(w.cluster, node));
+      expect(failures.join('\n')).toContain('forbidden: Keelson may not create eviction of pod');
+    },
+    LONG,
+  );
+  expect((await w.client.rolloutStatus('rbac-denied')).status).not.toBe('complete');
+  expect((await core.readNamespacedPod({ name: `workload-${node}`, namespace })).metadata?.deletionTimestamp).toBe(
+    undefined,
   );
 });

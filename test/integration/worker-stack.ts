@@ -228,6 +228,12 @@ export class InProcessKeelson {
       });
   }
 
+  /** Messages of the activity failures (retries exhausted or non-retryable) in a workflow's history. */
+  async activityFailures(workflowId: string): Promise<string[]> {
+    const events = (await this.client.ctx.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    return events.flatMap((e) => e.activityTaskFailedEventAttributes?.failure?.message ?? []);
+  }
+
   /** Workflow IDs of this worker's cluster that are still running. */
   async runningWorkflows(): Promise<string[]> {
     const query = `WorkflowId STARTS_WITH 'keelson/${this.cluster}/' AND ExecutionStatus = 'Running'`;
