@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import type { ActivitySettings } from '../activities/settings';
 import { DEFAULT_LEGACY_PREFIXES } from '../activities/settings';
@@ -74,6 +75,13 @@ export const WorkerConfigSchema = z
       )
       .pipe(z.array(prefix))
       .describe('operator label prefixes whose package work is adopted and gates interrupts'),
+    KEELSON_WORKFLOW_BUNDLE: z
+      .string()
+      .refine((p) => existsSync(p), 'must be the path of an existing file (built by `npm run bundle`)')
+      .optional()
+      .describe(
+        'prebuilt workflow bundle (`npm run bundle`); unset: the worker bundles the workflow code at every start (10-40 s)',
+      ),
     KEELSON_ADOPTION: bool.default(true).describe('adopt running Skyhook/NodeWright package work (G2)'),
     KEELSON_DRAIN_TIMEOUT_SECONDS: seconds(10, 86_400, 600).describe('drain timeout before the drain policy applies'),
     KEELSON_DRAIN_POLICY: z

@@ -120,6 +120,22 @@ async function freePort(): Promise<number> {
   });
 }
 
+let bundle: Promise<string> | undefined;
+
+/** The workflow bundle, built once per test file: a worker (re)start then takes seconds instead of a webpack build. */
+function workflowBundle(dir: string): Promise<string> {
+  bundle ??= new Promise((resolve, reject) => {
+    const out = join(dir, 'workflow-bundle.js');
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', join(root, 'scripts', 'bundle-workflows.ts'), out],
+      { cwd: root, timeout: 300_000 },
+      (err, _stdout, stderr) => (err ? reject(new Error(`bundle-workflows failed: ${stderr}`)) : resolve(out)),
+    );
+  });
+  return bundle;
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
@@ -226,6 +242,7 @@ export class E2E {
 
   /** Starts the real worker process (workers/worker.ts) for this file's cluster, task queue and namespace. */
   async startWorker(): Promise<void> {
+    const codePath = await workflowBundle(this.dir);
     const log = createWriteStream(join(this.dir, 'worker.log'), { flags: 'a' });
     const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'workers', 'worker.ts')], {
       cwd: root,
@@ -245,6 +262,7 @@ export class E2E {
         KEELSON_SHUTDOWN_GRACE_SECONDS: '0',
         KEELSON_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
         KEELSON_SDK_METRICS_ADDRESS: 'off',
+        KEELSON_WORKFLOW_BUNDLE: codePath,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -29,6 +29,9 @@ describe('G9 worker settings', () => {
     expect(() => loadConfig({ KEELSON_LOG_TAIL_BYTES: 'lots' })).toThrow('KEELSON_LOG_TAIL_BYTES="lots"');
     expect(() => loadConfig({ KEELSON_ADOPTION: 'maybe' })).toThrow('KEELSON_ADOPTION="maybe": must be true or false');
     expect(() => loadConfig({ KEELSON_DRAIN_POLICY: 'pray' })).toThrow('KEELSON_DRAIN_POLICY="pray"');
+    expect(() => loadConfig({ KEELSON_WORKFLOW_BUNDLE: '/nonexistent/bundle.js' })).toThrow(
+      'KEELSON_WORKFLOW_BUNDLE="/nonexistent/bundle.js": must be the path of an existing file (built by `npm run bundle`)',
+    );
     expect(() => loadConfig({ KEELSON_KEY_PREFIX: 'no-slash' })).toThrow(
       'KEELSON_KEY_PREFIX="no-slash": must be a DNS subdomain followed by \'/\'',
     );
