@@ -44,6 +44,8 @@ export interface StageResult {
   failedPods: number;
   /** Sanitized tail of the last failed pod's log (G7); empty when the stage completed. */
   logTail: string;
+  /** Set for an adopted legacy raw Pod: its namespace. That Pod, not a Job, is deleted once the outcome is recorded. */
+  podNamespace?: string;
 }
 
 export interface StageJobRef {
@@ -93,7 +95,7 @@ export interface KeelsonActivities {
    * Delete a finished Job; called only after its outcome is in node state (G3). A failed one (`failed`) is deleted
    * only when the worker's Job retention is 0 ("delete once recorded"); otherwise it keeps its logs for the TTL.
    */
-  deleteStageJob(input: StageJobRef & { failed?: boolean }): Promise<void>;
+  deleteStageJob(input: StageJobRef & { failed?: boolean; podNamespace?: string }): Promise<void>;
   /** Whole-state write with a test-then-replace JSON Patch; returns the annotation value written (G1). */
   writeNodeState(input: WriteNodeStateInput): Promise<{ written: string }>;
   /** The node-state annotation as an operator or an earlier Keelson left it (migration), and node facts. */

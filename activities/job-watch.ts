@@ -115,6 +115,7 @@ export async function waitForRawPod(ctx: WaitContext, namespace: string, name: s
       adopted: true,
       failedPods: rawPodRestarts(pod!),
       logTail: verdict.outcome === 'failed' ? await failureTail(ctx, [pod!], verdict) : '',
+      podNamespace: namespace,
     };
   } finally {
     pods.stop();

@@ -115,8 +115,15 @@ export function stageJobActivities(
     async suspendStageJob({ jobName, suspend }) {
       await patchJob(jobName, { suspend });
     },
-    async deleteStageJob({ jobName, failed }) {
+    async deleteStageJob({ jobName, failed, podNamespace }) {
       if (failed && w.settings.jobRetentionSeconds > 0) return;
+      // An adopted legacy pod keeps running its pause container: left in place, every later rerun would adopt it again.
+      if (podNamespace) {
+        await kubeOptional('delete', `pod ${podNamespace}/${jobName}`, () =>
+          w.clients.core.deleteNamespacedPod({ name: jobName, namespace: podNamespace }),
+        );
+        return;
+      }
       await kubeOptional('delete', `job ${namespace}/${jobName}`, () =>
         w.clients.batch.deleteNamespacedJob({ name: jobName, namespace, propagationPolicy: 'Background' }),
       );

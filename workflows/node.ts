@@ -367,10 +367,9 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         : recordStageFailure(r.state, key, stage, { ...outcome, lastError: `${result.reason}: ${result.logTail}` });
     publish(name);
     await writer.flush();
-    if (result.outcome === 'complete') await kube.deleteStageJob({ jobName: result.jobName });
-    else if (patched('delete-failed-job-once-recorded')) {
-      await kube.deleteStageJob({ jobName: result.jobName, failed: true });
-    }
+    const ref = { jobName: result.jobName, ...(result.podNamespace && { podNamespace: result.podNamespace }) };
+    if (result.outcome === 'complete') await kube.deleteStageJob(ref);
+    else if (patched('delete-failed-job-once-recorded')) await kube.deleteStageJob({ ...ref, failed: true });
   }
 
   async function request(name: string): Promise<void> {

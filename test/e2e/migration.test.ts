@@ -216,3 +216,23 @@ test('migration: Skyhook node state and a running legacy pod are adopted; no com
   }
   expect(await e2e.status(ROLLOUT)).toMatchObject({ status: 'complete', completeNodes: '2/2' });
 }, 300_000);
+
+test('migration: the adopted legacy pod is deleted once its outcome is recorded, so a later rerun runs the stage', async () => {
+  const [a] = e2e.nodes as [string, string];
+  // Skyhook deletes a package pod once its success is recorded; its pause container would otherwise keep it Running
+  // and every later rerun would "adopt" the finished pod instead of running the stage.
+  const legacy = await e2e.core.listNamespacedPod({ namespace: OPERATOR_NS });
+  expect(legacy.items.filter((p) => !p.metadata?.deletionTimestamp)).toEqual([]);
+  rec.clear();
+  expect(await e2e.cliOk(['node', 'rerun', a, '--rollout', ROLLOUT, '--package', 'driver'])).toBe(
+    `node ${a}: driver of ${ROLLOUT} runs again\n`,
+  );
+  const rerun = ['driver@2.0.0:apply', 'driver@2.0.0:config'];
+  await eventually(
+    'driver apply and config Jobs on node A',
+    async () => expect(rec.jobKeys(a)).toEqual(rerun),
+    240_000,
+  );
+  await e2e.statusUntil(ROLLOUT, 'complete again', (s) => expect(s.status).toBe('complete'), 240_000);
+  expect(rec.jobKeys(a)).toEqual(rerun);
+}, 600_000);
