@@ -1,5 +1,6 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { manifest, startTestKeelson, type TestKeelson } from '../api/stack';
@@ -156,6 +157,40 @@ test('errors: stderr and the documented exit codes', async () => {
   const usage = await keelson(['rollout', 'pause', name]);
   expect(usage.code).toBe(2);
   expect(usage.stderr).toContain("required option '--reason <text>' not specified");
+});
+
+test('status --watch rides out an API outage: says so on stderr, exits 0 once the API answers again', async () => {
+  // A real outage: the CLI talks to a port where nothing listens yet; a plain TCP relay to the API opens there later.
+  const api = new URL(k.url);
+  const relay = createServer((socket) => {
+    const upstream = connect(Number(api.port), api.hostname);
+    socket.pipe(upstream).pipe(socket);
+    socket.on('error', () => upstream.destroy());
+    upstream.on('error', () => socket.destroy());
+  });
+  const port = await new Promise<number>((resolve) =>
+    relay.listen(0, '127.0.0.1', () => {
+      const p = (relay.address() as AddressInfo).port;
+      relay.close(() => resolve(p));
+    }),
+  );
+  const child = spawn(process.execPath, [join(root, 'bin', 'keelson.js'), 'rollout', 'status', name, '--watch'], {
+    cwd: root,
+    env: { PATH: process.env.PATH, KEELSON_API_URL: `http://127.0.0.1:${port}`, KEELSON_API_TOKEN: k.token },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  for (let i = 0; i < 240 && !stderr.includes('still waiting'); i++) await new Promise((r) => setTimeout(r, 250));
+  expect(stderr).toContain(`keelson: cannot reach the Keelson API at http://127.0.0.1:${port}`);
+  relay.listen(port, '127.0.0.1');
+  const code = await exited;
+  relay.close();
+  expect(stderr).toContain('keelson: reachable again');
+  expect(code).toBe(0);
+  expect(stdout).toContain(`rollout ${name}: complete`);
 });
 
 test('rollout delete: exit 0, then the rollout is not found (exit 4)', async () => {

@@ -1,4 +1,4 @@
-import type { ApiClient } from '../../lib/http-client';
+import { ApiError, type ApiClient } from '../../lib/http-client';
 import { EXIT, table } from './output';
 
 // Live progress of a rollout (`rollout start --wait`, `rollout status --watch`): on a terminal a progress bar and a
@@ -64,15 +64,33 @@ export interface FollowOptions {
   out?: NodeJS.WritableStream;
 }
 
-/** Polls the rollout's status until it settles: 0 complete, 1 erroring or timed out. API errors are thrown. */
+/** The API or Temporal behind it not answering for a while: a long wait rides it out rather than giving up. */
+const isOutage = (err: unknown) => err instanceof ApiError && (err.status === 0 || err.status === 503);
+
+/**
+ * Polls the rollout's status until it settles: 0 complete, 1 erroring or timed out. An outage (API unreachable, 503)
+ * is reported on stderr and polled through until the deadline; other API errors are thrown.
+ */
 export async function follow(api: ApiClient, name: string, opts: FollowOptions): Promise<number> {
   const out = opts.out ?? process.stdout;
   const deadline = Date.now() + opts.timeoutMs;
   let frameLines = 0;
   let lastSummary = '';
+  let outage = false;
   const lastNode = new Map<string, string>();
   for (;;) {
-    const { body: s } = await api.request<StatusBody>('GET', `/v1/rollouts/${encodeURIComponent(name)}`);
+    let s: StatusBody;
+    try {
+      s = (await api.request<StatusBody>('GET', `/v1/rollouts/${encodeURIComponent(name)}`)).body;
+    } catch (err) {
+      if (!isOutage(err) || Date.now() > deadline) throw err;
+      if (!outage) process.stderr.write(`keelson: ${(err as Error).message}; still waiting\n`);
+      outage = true;
+      await new Promise((r) => setTimeout(r, opts.intervalMs));
+      continue;
+    }
+    if (outage) process.stderr.write('keelson: reachable again\n');
+    outage = false;
     if (opts.tty) {
       const frame = `${summaryLine(s)}\n${progressBar(s)}\n${nodeTable(s)}`;
       // Move up over the previous frame and clear it, then draw the new one.
