@@ -1,17 +1,19 @@
 # The Keelson image: the worker (default command) and the API (deploy/helm/keelson values api.command) share it.
 # Build and push from a checkout: docker build -t ghcr.io/keelson/keelson:0.1.0 . (docs/install.md).
 
-# Build: every dependency, the TypeScript compiled to dist/, then the dev dependencies removed.
+# Build: every dependency, the TypeScript compiled to dist/ with the workflow bundle (a restarted worker skips
+# webpack), then the dev dependencies removed.
 FROM node:20-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci
 COPY . .
-RUN npm run build && npm prune --omit=dev
+RUN npm run build && npm run bundle -- dist/workflow-bundle.js && npm prune --omit=dev
 
 # Run: production dependencies and compiled code only, as a non-root user (the chart's runAsUser).
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
+ENV KEELSON_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js
 WORKDIR /app
 COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules ./node_modules

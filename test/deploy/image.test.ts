@@ -26,6 +26,8 @@ const instructions = dockerfile
   .filter((l) => l.trim() !== '' && !l.startsWith('#'))
   .map((l) => l.trim());
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'keelson-image-'));
+// Where `npm run bundle -- dist/workflow-bundle.js` puts it in the image (its KEELSON_WORKFLOW_BUNDLE).
+const bundle = path.join(scratch, 'dist', 'workflow-bundle.js');
 
 afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
@@ -41,7 +43,9 @@ function run(cmd: string[], env: Record<string, string>): Promise<{ code: number
 test("the Dockerfile is multi-stage (npm ci, build, production dependencies) and runs as the chart's non-root user", () => {
   expect(instructions.filter((l) => l.startsWith('FROM '))).toHaveLength(2);
   expect(instructions).toContain('RUN npm ci');
-  expect(instructions).toContain('RUN npm run build && npm prune --omit=dev');
+  expect(instructions).toContain(
+    'RUN npm run build && npm run bundle -- dist/workflow-bundle.js && npm prune --omit=dev',
+  );
   const runtime = instructions.slice(
     instructions.lastIndexOf(instructions.filter((l) => l.startsWith('FROM ')).at(-1)!),
   );
@@ -70,6 +74,11 @@ describe("the image's build step and entry points, with node alone", () => {
       ['-p', 'tsconfig.json', '--outDir', path.join(scratch, 'dist')],
       { cwd: projectRoot, stdio: 'pipe' },
     );
+    execFileSync(
+      process.execPath,
+      ['--import', 'tsx', path.join(projectRoot, 'scripts', 'bundle-workflows.ts'), bundle],
+      { cwd: projectRoot, stdio: 'pipe' },
+    );
     fs.symlinkSync(path.join(projectRoot, 'node_modules'), path.join(scratch, 'node_modules'));
     fs.copyFileSync(path.join(projectRoot, 'package.json'), path.join(scratch, 'package.json'));
   }, 600_000);
@@ -87,7 +96,7 @@ describe("the image's build step and entry points, with node alone", () => {
     expect(api.stderr).toContain('KEELSON_API_PORT="x"');
   });
 
-  test('the compiled worker bundles its workflows, answers /healthz and drains on SIGTERM', async () => {
+  test('the compiled worker loads the prebuilt workflow bundle, answers /healthz and drains on SIGTERM', async () => {
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     const child = spawn(process.execPath, [values.worker.command[1]!], {
       cwd: scratch,
@@ -101,11 +110,14 @@ describe("the image's build step and entry points, with node alone", () => {
         KEELSON_METRICS_ADDRESS: `127.0.0.1:${port}`,
         KEELSON_SDK_METRICS_ADDRESS: 'off',
         KEELSON_SHUTDOWN_GRACE_SECONDS: '0',
+        KEELSON_WORKFLOW_BUNDLE: bundle,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
+    let stdout = '';
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     try {
       await eventually(
@@ -123,5 +135,7 @@ describe("the image's build step and entry points, with node alone", () => {
     }
     expect(await exited).toBe(0);
     expect(stderr).toContain('keelson worker: drained and stopped');
+    // The prebuilt bundle was used: no webpack build at start.
+    expect(`${stdout}${stderr}`).not.toContain('Workflow bundle created');
   });
 });
