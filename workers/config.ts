@@ -119,7 +119,9 @@ export const WorkerConfigSchema = z
       .regex(/^[^=:\s]+(=[^:\s]*)?:(NoSchedule|PreferNoSchedule|NoExecute)$/, 'must be key[=value]:Effect')
       .default('skyhook.nvidia.com=runtime-required:NoSchedule')
       .describe('runtime-required taint, tolerated by stage pods'),
-    KEELSON_POLL_SECONDS: seconds(1, 60, 5).describe('heartbeat and re-check period of waits'),
+    KEELSON_POLL_SECONDS: seconds(1, 10, 5).describe(
+      'heartbeat and re-check period of waits (at most half the 20 s heartbeat timeout)',
+    ),
     TEMPORAL_TLS: bool
       .default(false)
       .describe('connect to Temporal with TLS (implied by the certificate, CA or API key)'),

@@ -16,8 +16,11 @@ const { setStageDeadline, suspendStageJob } = proxyActivities<KeelsonActivities>
   retry: { initialInterval: '1s', maximumInterval: '30s' },
 });
 
-/** Heartbeats carry the Job's progress; a silent watcher is a dead worker, and its retry adopts the Job. */
-export const STAGE_HEARTBEAT_TIMEOUT_SECONDS = 60;
+/**
+ * Heartbeats carry the Job's progress; a silent watcher is a dead worker, and its retry adopts the Job. Short, because
+ * it is how long a killed worker's waits stall; a false alarm on a starved machine only re-adopts the Job.
+ */
+export const STAGE_HEARTBEAT_TIMEOUT_SECONDS = 20;
 
 export class StageRun {
   private scope: CancellationScope | undefined;

@@ -14,6 +14,7 @@ import { kubeconfigPath, projectRoot, stateDir } from '../../deploy/dev/paths';
 import { apiserverUrl, ports } from '../../deploy/dev/cluster';
 import { temporalAddress } from '../../deploy/dev/temporal';
 import { fakeNode } from '../../deploy/dev/nodes';
+import { buildWorkflowBundle } from '../../deploy/dev/workflow-bundle';
 import { processRssKb } from './machine';
 
 // What the bench and the fault tests share: a Keelson worker process of their own (its own cluster name, task
@@ -61,6 +62,7 @@ export class Fleet {
   worker?: ChildProcess;
   private workerExit?: Promise<void>;
   private workerStarts = 0;
+  private workflowBundle?: string;
   private peakRssKb = 0;
   readonly ownNodes: string[] = [];
   private rssTimer?: NodeJS.Timeout;
@@ -77,6 +79,8 @@ export class Fleet {
   }
 
   async start(): Promise<void> {
+    // Built once: every worker (re)start of the fleet then skips the webpack build.
+    this.workflowBundle = await buildWorkflowBundle(path.join(this.dir, 'workflow-bundle.js'));
     await this.core.createNamespace({
       body: { metadata: { name: this.namespace, labels: { 'keelson.dev/test': 'bench' } } },
     });
@@ -116,6 +120,7 @@ export class Fleet {
           KEELSON_SHUTDOWN_GRACE_SECONDS: '0',
           KEELSON_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
           KEELSON_SDK_METRICS_ADDRESS: 'off',
+          ...(this.workflowBundle && { KEELSON_WORKFLOW_BUNDLE: this.workflowBundle }),
           KEELSON_BENCH_REQUESTS_FILE: path.join(this.dir, `requests-${n}.json`),
           KEELSON_BENCH_APISERVER_PORT: String(ports.apiserver),
           ...this.opts.workerEnv,
@@ -137,12 +142,12 @@ export class Fleet {
     return child.pid!;
   }
 
-  /** Waits until the current worker process has bundled its workflows (its log shows one bundle per start). */
+  /** Waits until the current worker process has created its Worker (its log shows one start line per start). */
   async untilWorkerStarted(timeoutMs = 120_000): Promise<void> {
     const end = Date.now() + timeoutMs;
     while (Date.now() < end) {
       const text = fs.existsSync(this.workerLog) ? fs.readFileSync(this.workerLog, 'utf8') : '';
-      if ((text.match(/asset workflow-bundle/g) ?? []).length >= this.workerStarts) return;
+      if ((text.match(/keelson worker: task queue/g) ?? []).length >= this.workerStarts) return;
       await sleep(250);
     }
   }

@@ -11,6 +11,7 @@ import { ApiSettingsSchema } from '../../client/api/settings';
 import { KeelsonClient } from '../../client/lib';
 import { fakeNode } from '../../deploy/dev/nodes';
 import { stackEnv } from '../../deploy/dev/stack';
+import { buildWorkflowBundle } from '../../deploy/dev/workflow-bundle';
 
 // One e2e test file's own Keelson, driven only the way a user drives it: the real worker entry point
 // (workers/worker.ts) as a child process that a test may SIGKILL and start again, the real API on a free port, and
@@ -124,15 +125,7 @@ let bundle: Promise<string> | undefined;
 
 /** The workflow bundle, built once per test file: a worker (re)start then takes seconds instead of a webpack build. */
 function workflowBundle(dir: string): Promise<string> {
-  bundle ??= new Promise((resolve, reject) => {
-    const out = join(dir, 'workflow-bundle.js');
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', join(root, 'scripts', 'bundle-workflows.ts'), out],
-      { cwd: root, timeout: 300_000 },
-      (err, _stdout, stderr) => (err ? reject(new Error(`bundle-workflows failed: ${stderr}`)) : resolve(out)),
-    );
-  });
+  bundle ??= buildWorkflowBundle(join(dir, 'workflow-bundle.js'));
   return bundle;
 }
 
