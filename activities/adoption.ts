@@ -1,15 +1,14 @@
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
-import { KEELSON_PREFIX, safeLabelValue } from '../model';
-import { labelValueProblem } from '../model/label-selector';
-import type { Clients } from './clients';
-import { kube } from './kube-errors';
 import type { ActivitySettings } from './settings';
+import type { WorkloadInformer } from './workload-informer';
 import { isJobFinished, jobNode, ownedByJob, workloadIdentity } from './workloads';
 
 // Legacy adoption (G2): before Keelson creates a stage Job, it looks for one that a Skyhook or NodeWright operator,
 // or an earlier Keelson run (another namespace, another worker), already started for the same package stage on the
-// node, and waits on that instead. Adopted: unfinished Jobs and Jobs that completed; raw Pods that still exist.
-// A legacy Job that failed is not adopted, so a rerun is possible.
+// node, and waits on that instead. Adopted: unfinished Jobs and Jobs that completed; raw Pods that still exist. A
+// legacy Job that failed is not adopted, so a rerun is possible. The lookup reads the worker's watch caches, as a
+// controller does: a workload created a moment before may be missed, so the operator is stopped before Keelson
+// takes over (docs/migration.md).
 
 export interface StageIdentity {
   node: string;
@@ -25,46 +24,39 @@ function matches(obj: V1Job | V1Pod, id: StageIdentity, prefixes: readonly strin
   return who !== undefined && who.name === id.package && who.version === id.version && who.stage === id.stage;
 }
 
+/** Looks in the worker's watch caches (no request): Keelson's own family first, then each operator family. */
 export async function findAdoptable(
-  clients: Clients,
+  workloads: WorkloadInformer,
   settings: ActivitySettings,
   id: StageIdentity,
 ): Promise<Adoptable | undefined> {
+  await workloads.ready();
   const prefixes = settings.legacyPrefixes;
-  const keelson = [
-    `${KEELSON_PREFIX}package=${safeLabelValue(id.package)}`,
-    `${KEELSON_PREFIX}version=${safeLabelValue(id.version)}`,
-    `${KEELSON_PREFIX}stage=${id.stage}`,
-    `${KEELSON_PREFIX}node=${safeLabelValue(id.node)}`,
-  ].join(',');
+  const adoptableJob = (j: V1Job) =>
+    !j.metadata?.deletionTimestamp &&
+    jobNode(j, prefixes) === id.node &&
+    matches(j, id, prefixes) &&
+    isJobFinished(j) !== 'Failed';
+  const found = (kind: Adoptable['kind'], family: string, obj: V1Job | V1Pod | undefined) =>
+    obj && { kind, family, namespace: obj.metadata!.namespace!, name: obj.metadata!.name! };
+  const own = workloads.keelsonJobs.items().find(adoptableJob);
+  if (own) return found('job', 'keelson', own);
+  // The operators label their workloads `<prefix>package=<name>-<version>`.
   const operator = `${id.package}-${id.version}`;
-  const selectors = [
-    { family: 'keelson', selector: keelson },
-    ...(labelValueProblem(operator) === undefined
-      ? prefixes.map((p) => ({ family: p, selector: `${p}package=${operator}` }))
-      : []),
-  ];
-  for (const { family, selector } of selectors) {
-    const jobs = await kube('list', 'jobs (all namespaces)', () =>
-      clients.batch.listJobForAllNamespaces({ labelSelector: selector }),
-    );
-    const job = jobs.items.find(
-      (j) =>
-        !j.metadata?.deletionTimestamp &&
-        jobNode(j, prefixes) === id.node &&
-        matches(j, id, prefixes) &&
-        isJobFinished(j) !== 'Failed',
-    );
-    if (job) return { kind: 'job', namespace: job.metadata!.namespace!, name: job.metadata!.name!, family };
-    if (family === 'keelson') continue; // Keelson never runs raw pods
-    const pods = await kube('list', 'pods (all namespaces)', () =>
-      clients.core.listPodForAllNamespaces({ labelSelector: selector, fieldSelector: `spec.nodeName=${id.node}` }),
-    );
-    const pod = pods.items.find(
+  for (const [i, prefix] of prefixes.entries()) {
+    const labelled = (o: V1Job | V1Pod) => o.metadata?.labels?.[`${prefix}package`] === operator;
+    const job = workloads.legacyJobs[i]!.items().find((j) => labelled(j) && adoptableJob(j));
+    if (job) return found('job', prefix, job);
+    const pod = workloads.legacyPods[i]!.items().find(
       (p) =>
-        !p.metadata?.deletionTimestamp && p.status?.phase !== 'Failed' && !ownedByJob(p) && matches(p, id, prefixes),
+        labelled(p) &&
+        p.spec?.nodeName === id.node &&
+        !p.metadata?.deletionTimestamp &&
+        p.status?.phase !== 'Failed' &&
+        !ownedByJob(p) &&
+        matches(p, id, prefixes),
     );
-    if (pod) return { kind: 'pod', namespace: pod.metadata!.namespace!, name: pod.metadata!.name!, family };
+    if (pod) return found('pod', prefix, pod);
   }
   return undefined;
 }

@@ -20,6 +20,7 @@ export type Clients = ReturnType<typeof makeClients>;
 
 export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 export const strategicPatch = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+export const applyPatch = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 export const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 
 /** A JSON Pointer segment (RFC 6901): `~` and `/` escaped, as annotation keys need. */

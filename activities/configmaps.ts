@@ -1,27 +1,27 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { KEELSON_PREFIX, packageConfigMapName, safeLabelValue, type JobContext, type Package } from '../model';
-import { mergePatch, type Clients } from './clients';
-import { isConflict, kube } from './kube-errors';
+import { applyPatch, type Clients } from './clients';
+import { kube } from './kube-errors';
 
 // The ConfigMaps a stage pod mounts (§3.1): the node metadata (the Node's labels and annotations, and the package
 // list the agent reads) and the package's configMap. Upserted before the Job is created; a real kubelet would
 // otherwise hold the pod in ContainerCreating.
 
+/** Server-side apply: one request whether the ConfigMap exists or not, and keys Keelson no longer writes go. */
 async function upsert(clients: Clients, namespace: string, body: V1ConfigMap): Promise<void> {
   const name = body.metadata!.name!;
-  try {
-    await clients.core.createNamespacedConfigMap({ namespace, body });
-  } catch (err) {
-    if (!isConflict(err)) {
-      await kube('create', `configmap ${namespace}/${name}`, () => Promise.reject(err));
-    }
-    await kube('patch', `configmap ${namespace}/${name}`, () =>
-      clients.core.patchNamespacedConfigMap(
-        { name, namespace, body: { data: body.data, metadata: { labels: body.metadata?.labels } } },
-        mergePatch,
-      ),
-    );
-  }
+  await kube('patch', `configmap ${namespace}/${name}`, () =>
+    clients.core.patchNamespacedConfigMap(
+      {
+        name,
+        namespace,
+        body: { apiVersion: 'v1', kind: 'ConfigMap', ...body, metadata: { ...body.metadata, namespace } },
+        fieldManager: 'keelson',
+        force: true,
+      },
+      applyPatch,
+    ),
+  );
 }
 
 export async function upsertStageConfigMaps(

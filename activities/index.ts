@@ -1,3 +1,4 @@
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { NodeState, Package, Status } from '../model';
 import type { KeelsonActivities, StageResult } from './contract';
 import { makeClients } from './clients';
@@ -9,8 +10,9 @@ import { ensureNodeWorkflow } from './node-workflows';
 import { readNode, writeNodeState } from './node-state';
 import { waitForProtectedPods } from './protected-pods';
 import { waitForReboot } from './reboot';
-import type { ActivityDeps } from './settings';
+import type { ActivityDeps, ActivitySettings } from './settings';
 import { stageJobActivities } from './stage-jobs';
+import { WorkloadInformer } from './workload-informer';
 
 export type { ActivityDeps, ActivitySettings } from './settings';
 export { DEFAULT_LEGACY_PREFIXES } from './settings';
@@ -50,11 +52,16 @@ async function timed(
   return result;
 }
 
+/** The shared watches the activities of one worker wait on (stop them when the worker ends). */
+export function workloadInformer(kubeConfig: KubeConfig, settings: ActivitySettings): WorkloadInformer {
+  return new WorkloadInformer(makeClients(kubeConfig), settings.namespace, settings.legacyPrefixes);
+}
+
 /** The Kubernetes implementation of the activity contract, over the clients and settings it is given. */
 export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetrics }): KeelsonActivities {
   const clients = makeClients(deps.kubeConfig);
-  const { settings, metrics } = deps;
-  const w = { clients, settings };
+  const { settings, metrics, workloads } = deps;
+  const w = { clients, settings, workloads };
   const prefix = settings.keyPrefix;
   const stageJobs = stageJobActivities(w);
   return {

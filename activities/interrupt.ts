@@ -4,7 +4,6 @@ import type { RunInterruptInput, StageResult } from './contract';
 import { cancelled, heartbeat } from './activity-context';
 import { upsertStageConfigMaps } from './configmaps';
 import { rawPodVerdict } from './job-outcome';
-import { kubeOptional } from './kube-errors';
 import type { WaitContext } from './job-watch';
 import { jobContext, runJob } from './stage-jobs';
 import { ChangeSignal, WatchCache } from './watch-cache';
@@ -50,11 +49,9 @@ export async function runInterrupt(w: WaitContext, input: RunInterruptInput): Pr
   const ctx = jobContext(w, input);
   const manifest = buildInterruptJob(ctx, input.owner, input.interrupt);
   const name = manifest.metadata.name;
-  const existing = await kubeOptional('get', `job ${ctx.namespace}/${name}`, () =>
-    w.clients.batch.readNamespacedJob({ name, namespace: ctx.namespace }),
-  );
+  await w.workloads.ready();
   // Once the interrupt Job exists the gate has been passed: waiting again would wait on nothing new.
-  if (!existing) await waitForNoPackageWorkload(w, input.node, name);
+  if (!w.workloads.keelsonJobs.get(ctx.namespace, name)) await waitForNoPackageWorkload(w, input.node, name);
   const identity = { node: input.node, package: input.owner.name, version: input.owner.version, stage: 'interrupt' };
   return runJob(w, manifest, identity, () => upsertStageConfigMaps(w.clients, ctx, input.owner, w.settings.agentImage));
 }

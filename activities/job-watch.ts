@@ -3,10 +3,11 @@ import type { StageResult } from './contract';
 import { cancelled, heartbeat } from './activity-context';
 import type { Clients } from './clients';
 import { jobVerdict, lastFailure, rawPodRestarts, rawPodVerdict, type Verdict } from './job-outcome';
-import { KubeError } from './kube-errors';
+import { KubeError, kubeOptional } from './kube-errors';
 import { readLogTail, unavailable } from './log-tail';
 import type { ActivitySettings } from './settings';
 import { ChangeSignal, WatchCache } from './watch-cache';
+import type { WorkloadInformer } from './workload-informer';
 
 // Waiting for a stage's end by watch: a Job (Keelson's or an adopted NodeWright one) with its pods, or an adopted
 // Skyhook raw Pod. Heartbeats carry the Job name and its last status; cancellation stops the wait and leaves the
@@ -15,6 +16,7 @@ import { ChangeSignal, WatchCache } from './watch-cache';
 export interface WaitContext {
   clients: Clients;
   settings: ActivitySettings;
+  workloads: WorkloadInformer;
 }
 
 /** The heartbeat details of a stage wait. */
@@ -25,14 +27,12 @@ export interface StageHeartbeat {
 
 async function untilVerdict(
   ctx: WaitContext,
-  caches: WatchCache<V1Job | V1Pod>[],
   signal: ChangeSignal,
   jobName: string,
-  evaluate: () => Verdict,
+  evaluate: () => Verdict | Promise<Verdict>,
 ): Promise<Extract<Verdict, { done: true }>> {
-  for (const cache of caches) await cache.start();
   for (;;) {
-    const verdict = evaluate();
+    const verdict = await evaluate();
     if (verdict.done) return verdict;
     heartbeat({ jobName, status: verdict.status } satisfies StageHeartbeat);
     await Promise.race([signal.wait(ctx.settings.pollSeconds * 1000), cancelled()]);
@@ -54,14 +54,62 @@ function podsCache(
   });
 }
 
-/** Waits for a Job to end (Complete, Failed, or an image that cannot be pulled past the grace period). */
-export async function waitForJob(
-  ctx: WaitContext,
-  namespace: string,
-  name: string,
-  uid: string,
-  adopted: boolean,
-): Promise<StageResult> {
+function jobGone(namespace: string, name: string): KubeError {
+  return new KubeError(`Job ${namespace}/${name} was deleted while Keelson waited for it`, 404, {});
+}
+
+/** A Job and its pods as a wait sees them, and how to stop seeing them. */
+interface JobView {
+  job: () => Promise<V1Job>;
+  pods: () => V1Pod[];
+  signal: ChangeSignal;
+  stop: () => void;
+}
+
+/**
+ * A Keelson Job in the Jobs namespace, seen through the worker's shared watches. A Job just created may not be in
+ * the cache yet: for one poll period the wait trusts the watch, then reads the Job directly until the cache has it.
+ */
+async function sharedView(ctx: WaitContext, namespace: string, name: string, uid: string): Promise<JobView> {
+  const { workloads } = ctx;
+  await workloads.ready();
+  const signal = new ChangeSignal();
+  const unsubscribe = workloads.subscribe(signal.notify);
+  const since = Date.now();
+  let seen = false;
+  let direct: { job: V1Job | undefined; at: number } | undefined;
+  const pollMs = ctx.settings.pollSeconds * 1000;
+  return {
+    signal,
+    stop: unsubscribe,
+    pods: () => workloads.podsOf(uid),
+    async job() {
+      const cached = workloads.keelsonJobs.get(namespace, name);
+      if (cached?.metadata?.uid === uid) {
+        seen = true;
+        return cached;
+      }
+      if (seen) throw jobGone(namespace, name);
+      if (Date.now() - since < pollMs) return placeholder(namespace, name, uid);
+      if (!direct || Date.now() - direct.at >= pollMs) {
+        const job = await kubeOptional('get', `job ${namespace}/${name}`, () =>
+          ctx.clients.batch.readNamespacedJob({ name, namespace }),
+        );
+        direct = { job, at: Date.now() };
+      }
+      if (direct.job?.metadata?.uid !== uid) throw jobGone(namespace, name);
+      return direct.job;
+    },
+  };
+}
+
+/** A Job not yet seen: no status, so the verdict is "waiting". */
+function placeholder(namespace: string, name: string, uid: string): V1Job {
+  return { metadata: { namespace, name, uid } };
+}
+
+/** A Job elsewhere (adopted from an operator or another Keelson run): a watch of its own for this wait. */
+async function ownView(ctx: WaitContext, namespace: string, name: string, uid: string): Promise<JobView> {
   const signal = new ChangeSignal();
   const jobs = new WatchCache<V1Job>({
     kc: ctx.clients.kc,
@@ -71,14 +119,48 @@ export async function waitForJob(
     onChange: signal.notify,
   });
   const pods = podsCache(ctx, namespace, { labelSelector: `batch.kubernetes.io/controller-uid=${uid}` }, signal.notify);
+  const stop = () => {
+    jobs.stop();
+    pods.stop();
+  };
+  try {
+    await jobs.start();
+    await pods.start();
+  } catch (err) {
+    stop();
+    throw err;
+  }
+  return {
+    signal,
+    stop,
+    pods: () => pods.items(),
+    job: async () => {
+      const job = jobs.items().find((j) => j.metadata?.uid === uid);
+      if (!job) throw jobGone(namespace, name);
+      return job;
+    },
+  };
+}
+
+/** Waits for a Job to end (Complete, Failed, or an image that cannot be pulled past the grace period). */
+export async function waitForJob(
+  ctx: WaitContext,
+  namespace: string,
+  name: string,
+  uid: string,
+  adopted: boolean,
+): Promise<StageResult> {
+  const view =
+    namespace === ctx.workloads.namespace
+      ? await sharedView(ctx, namespace, name, uid)
+      : await ownView(ctx, namespace, name, uid);
   let job: V1Job | undefined;
   try {
-    const verdict = await untilVerdict(ctx, [jobs, pods] as WatchCache<V1Job | V1Pod>[], signal, name, () => {
-      job = jobs.items().find((j) => j.metadata?.uid === uid);
-      if (!job) throw new KubeError(`Job ${namespace}/${name} was deleted while Keelson waited for it`, 404, {});
-      return jobVerdict(job, pods.items(), Date.now(), ctx.settings.imagePullGraceSeconds);
+    const verdict = await untilVerdict(ctx, view.signal, name, async () => {
+      job = await view.job();
+      return jobVerdict(job, view.pods(), Date.now(), ctx.settings.imagePullGraceSeconds);
     });
-    const podList = pods.items();
+    const podList = view.pods();
     const restarts = podList.reduce((sum, p) => sum + rawPodRestarts(p), 0);
     const counted = (job?.status?.failed ?? 0) + (job?.status?.uncountedTerminatedPods?.failed?.length ?? 0);
     const failedPods = Math.max(counted, restarts);
@@ -91,8 +173,7 @@ export async function waitForJob(
       logTail: verdict.outcome === 'failed' ? await failureTail(ctx, podList, verdict) : '',
     };
   } finally {
-    jobs.stop();
-    pods.stop();
+    view.stop();
   }
 }
 
@@ -101,8 +182,9 @@ export async function waitForRawPod(ctx: WaitContext, namespace: string, name: s
   const signal = new ChangeSignal();
   const pods = podsCache(ctx, namespace, { fieldSelector: `metadata.name=${name}` }, signal.notify);
   let pod: V1Pod | undefined;
+  await pods.start();
   try {
-    const verdict = await untilVerdict(ctx, [pods] as WatchCache<V1Job | V1Pod>[], signal, name, () => {
+    const verdict = await untilVerdict(ctx, signal, name, () => {
       pod = pods.items()[0];
       if (!pod)
         throw new KubeError(`legacy package pod ${namespace}/${name} disappeared while Keelson waited for it`, 404, {});

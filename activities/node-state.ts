@@ -1,3 +1,4 @@
+import type { V1Node } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import { encodeNodeState, nodeMetadataKeys, type NodeState, type RolloutKind } from '../model';
 import { metadataPrefix } from '../model/spec/rollout-spec';
@@ -63,13 +64,15 @@ export async function writeNodeState(
   }
   ops.push({ op: 'add', path: annotation(keys.status), value: input.status });
   ops.push({ op: 'add', path: `/metadata/labels/${pointer(keys.status)}`, value: input.status });
+  let node: V1Node;
   try {
-    await clients.core.patchNode({ name: input.node, body: ops }, jsonPatch);
+    node = await clients.core.patchNode({ name: input.node, body: ops }, jsonPatch);
   } catch (err) {
     // A failed test comes back as 422 Invalid (or 409) with no detail: the annotation itself tells what happened.
     const code = kubeCode(err);
     if (code !== 409 && code !== 422) throw classifyKubeError(err, 'patch', `node ${input.node}`);
-    const current = (await readNodeObject(clients, input.node)).metadata?.annotations?.[keys.nodeState] ?? null;
+    node = await readNodeObject(clients, input.node);
+    const current = node.metadata?.annotations?.[keys.nodeState] ?? null;
     // current === written: an activity retry after a write that landed. current === previous: not the test.
     if (current === input.previous) throw classifyKubeError(err, 'patch', `node ${input.node}`);
     if (current !== written) {
@@ -83,12 +86,17 @@ export async function writeNodeState(
       });
     }
   }
-  await kube('patch', `node ${input.node} status`, () =>
-    clients.core.patchNodeStatus(
-      { name: input.node, body: { status: { conditions: conditions(keys, input.state, input.status) } } },
-      strategicPatch,
-    ),
+  // Conditions change only when the rollout completes or a package starts or stops erroring: most writes skip them.
+  const wanted = conditions(keys, input.state, input.status);
+  const have = node.status?.conditions ?? [];
+  const same = wanted.every((c) =>
+    have.some((h) => h.type === c.type && h.status === c.status && h.reason === c.reason),
   );
+  if (!same) {
+    await kube('patch', `node ${input.node} status`, () =>
+      clients.core.patchNodeStatus({ name: input.node, body: { status: { conditions: wanted } } }, strategicPatch),
+    );
+  }
   return { written };
 }
 

@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import type { NodeTimeouts } from './contract';
+import type { WorkloadInformer } from './workload-informer';
 
 /** What the activities need to know about the cluster they run against (workers/config.ts fills it from env). */
 export interface ActivitySettings {
@@ -40,6 +41,8 @@ export interface ActivitySettings {
 
 export interface ActivityDeps {
   kubeConfig: KubeConfig;
+  /** The worker's shared watches of stage workloads (`workloadInformer`); the worker stops them when it ends. */
+  workloads: WorkloadInformer;
   /** Only ensureNodeWorkflow needs it. */
   temporal?: Client;
   settings: ActivitySettings;

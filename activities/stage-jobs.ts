@@ -57,20 +57,19 @@ export async function runJob(
 ): Promise<StageResult> {
   const { namespace, name } = manifest.metadata;
   const what = `job ${namespace}/${name}`;
-  const existing = await kubeOptional('get', what, () => w.clients.batch.readNamespacedJob({ name, namespace }));
-  if (existing?.metadata?.deletionTimestamp) {
-    throw new KubeError(`${what} is being deleted; the stage starts again once it is gone`, 409, {});
-  }
+  const deleting = () => new KubeError(`${what} is being deleted; the stage starts again once it is gone`, 409, {});
+  await w.workloads.ready();
+  const existing = w.workloads.keelsonJobs.get(namespace, name);
+  if (existing?.metadata?.deletionTimestamp) throw deleting();
   if (existing) return waitForJob(w, namespace, name, existing.metadata!.uid!, true);
   if (w.settings.adoption) {
-    const found = await findAdoptable(w.clients, w.settings, identity);
+    const found = await findAdoptable(w.workloads, w.settings, identity);
     if (found?.kind === 'pod') return waitForRawPod(w, found.namespace, found.name);
     if (found) {
       const job = await kube('get', `job ${found.namespace}/${found.name}`, () =>
         w.clients.batch.readNamespacedJob({ name: found.name, namespace: found.namespace }),
       );
-      const result = await waitForJob(w, found.namespace, found.name, job.metadata!.uid!, true);
-      return result;
+      return waitForJob(w, found.namespace, found.name, job.metadata!.uid!, true);
     }
   }
   await beforeCreate();
@@ -85,8 +84,10 @@ export async function runJob(
   try {
     created = await w.clients.batch.createNamespacedJob({ namespace, body });
   } catch (err) {
+    // Created by an earlier attempt that the watch cache has not shown yet: that Job is this stage's.
     if (!isConflict(err)) return kube('create', what, () => Promise.reject(err));
     created = await kube('get', what, () => w.clients.batch.readNamespacedJob({ name, namespace }));
+    if (created.metadata?.deletionTimestamp) throw deleting();
     adopted = true;
   }
   return waitForJob(w, namespace, name, created.metadata!.uid!, adopted);

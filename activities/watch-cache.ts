@@ -24,13 +24,17 @@ export interface WatchCacheOptions<T> {
   startFrom?: string;
   /** Server-side watch timeout: the watch ends and is resumed this often. */
   watchSeconds?: number;
+  /** A secondary key (e.g. the owning Job's UID) to look objects up by with `indexed`. */
+  indexBy?: (obj: T) => string | undefined;
 }
 
 export class WatchCache<T extends KubeObject> {
   private readonly objects = new Map<string, T>();
+  private readonly index = new Map<string, Map<string, T>>();
   private resourceVersion: string | undefined;
   private abort: AbortController | undefined;
   private stopped = false;
+  private starting: Promise<void> | undefined;
   private failures = 0;
   /** How many times the cache listed (tests: a 410 shows as a re-list). */
   lists = 0;
@@ -43,11 +47,29 @@ export class WatchCache<T extends KubeObject> {
     return [...this.objects.values()];
   }
 
-  /** Lists once (throwing if that fails), then keeps watching in the background until stop(). */
-  async start(): Promise<void> {
-    if (this.options.startFrom !== undefined) this.resourceVersion = this.options.startFrom;
-    else await this.relist();
-    void this.watchLoop();
+  get(namespace: string, name: string): T | undefined {
+    return this.objects.get(`${namespace}/${name}`);
+  }
+
+  /** The objects whose `indexBy` key is `value`. */
+  indexed(value: string): T[] {
+    return [...(this.index.get(value)?.values() ?? [])];
+  }
+
+  /**
+   * Lists once (throwing if that fails), then keeps watching in the background until stop(). Called again, it waits
+   * for the same start, or tries again after a failed one.
+   */
+  start(): Promise<void> {
+    this.starting ??= (async () => {
+      if (this.options.startFrom !== undefined) this.resourceVersion = this.options.startFrom;
+      else await this.relist();
+      void this.watchLoop();
+    })().catch((err: unknown) => {
+      this.starting = undefined;
+      throw err;
+    });
+    return this.starting;
   }
 
   stop(): void {
@@ -65,7 +87,8 @@ export class WatchCache<T extends KubeObject> {
     }
     this.lists++;
     this.objects.clear();
-    for (const item of result.items) this.objects.set(key(item), item);
+    this.index.clear();
+    for (const item of result.items) this.put(item);
     this.resourceVersion = result.metadata?.resourceVersion;
     this.options.onChange();
   }
@@ -83,6 +106,27 @@ export class WatchCache<T extends KubeObject> {
       }
       if (this.failures > 0) await delay(Math.min(10_000, 250 * 2 ** Math.min(this.failures, 6)));
     }
+  }
+
+  private put(obj: T): void {
+    const k = key(obj);
+    this.remove(this.objects.get(k));
+    this.objects.set(k, obj);
+    const value = this.options.indexBy?.(obj);
+    if (value === undefined) return;
+    const bucket = this.index.get(value) ?? new Map<string, T>();
+    bucket.set(k, obj);
+    this.index.set(value, bucket);
+  }
+
+  private remove(obj: T | undefined): void {
+    if (!obj) return;
+    const k = key(obj);
+    this.objects.delete(k);
+    const value = this.options.indexBy?.(obj);
+    const bucket = value === undefined ? undefined : this.index.get(value);
+    bucket?.delete(k);
+    if (bucket?.size === 0) this.index.delete(value!);
   }
 
   /** One watch connection: resolves when it ends, saying whether to resume, re-list, or back off. */
@@ -119,8 +163,8 @@ export class WatchCache<T extends KubeObject> {
             const rv = obj.metadata?.resourceVersion;
             if (rv) this.resourceVersion = rv;
             if (type === 'BOOKMARK') return;
-            if (type === 'DELETED') this.objects.delete(key(obj));
-            else this.objects.set(key(obj), obj);
+            if (type === 'DELETED') this.remove(obj);
+            else this.put(obj);
             this.options.onChange();
           },
           done,

@@ -3,7 +3,7 @@ import type http from 'node:http';
 import { KubeConfig, type V1Job } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, Worker, type NativeConnectionOptions } from '@temporalio/worker';
-import { createActivities } from '../activities';
+import { createActivities, workloadInformer } from '../activities';
 import { makeClients, type Clients } from '../activities/clients';
 import { checkKubernetes } from '../activities/server-version';
 import { KEELSON_PREFIX } from '../model';
@@ -69,7 +69,7 @@ export interface RunningWorker {
   worker: Worker;
   metrics: KeelsonMetrics;
   metricsServer: http.Server;
-  /** Closes the metrics endpoint and both Temporal connections (after worker.run() has resolved). */
+  /** Stops the watches and closes the metrics endpoint and both Temporal connections (after worker.run() resolves). */
   close(): Promise<void>;
 }
 
@@ -87,6 +87,8 @@ export async function startWorker(config: WorkerConfig): Promise<RunningWorker> 
     refreshSeconds: config.KEELSON_METRICS_REFRESH_SECONDS,
     processMetrics: true,
   });
+  const settings = activitySettings(config);
+  const workloads = workloadInformer(kc, settings);
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -95,7 +97,7 @@ export async function startWorker(config: WorkerConfig): Promise<RunningWorker> 
     ...(config.KEELSON_WORKFLOW_BUNDLE
       ? { workflowBundle: { codePath: config.KEELSON_WORKFLOW_BUNDLE } }
       : { workflowsPath: require.resolve('../workflows') }),
-    activities: createActivities({ kubeConfig: kc, temporal, settings: activitySettings(config), metrics }),
+    activities: createActivities({ kubeConfig: kc, temporal, settings, workloads, metrics }),
     maxConcurrentActivityTaskExecutions: config.KEELSON_MAX_CONCURRENT_ACTIVITIES,
     maxConcurrentWorkflowTaskExecutions: config.KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS,
     shutdownGraceTime: `${config.KEELSON_SHUTDOWN_GRACE_SECONDS}s`,
@@ -106,6 +108,7 @@ export async function startWorker(config: WorkerConfig): Promise<RunningWorker> 
     metrics,
     metricsServer,
     async close() {
+      workloads.stop();
       await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       await clientConnection.close();
       await connection.close();

@@ -1,10 +1,11 @@
-import { condition, getExternalWorkflowHandle, log, proxyActivities } from '@temporalio/workflow';
+import { condition, getExternalWorkflowHandle, log, patched, proxyActivities } from '@temporalio/workflow';
 import type { KeelsonActivities, RolloutRef } from '../activities/contract';
 import { encodeNodeState, type NodeState, type Status } from '../model';
 import { nodeProgressSignal, rolloutWorkflowId } from './messages';
 
 // The node-state projection (G1): whole-state writes, one in flight, in the order the transitions happened. The
-// queue holds snapshots taken at transition time, so a later transition can never be overtaken by an earlier one.
+// queue holds snapshots taken at transition time, so a later transition can never be overtaken by an earlier one;
+// of consecutive snapshots of one rollout only the last is written, never an older one after a newer.
 
 const { writeNodeState } = proxyActivities<KeelsonActivities>({
   startToCloseTimeout: '1 minute',
@@ -54,7 +55,14 @@ export class NodeStateWriter {
   async run(): Promise<never> {
     for (;;) {
       await condition(() => this.queue.length > 0);
-      const next = this.queue.shift()!;
+      let next = this.queue.shift()!;
+      let taken = 1;
+      // A later snapshot of the same rollout holds all an earlier one did (a stage's end and the next stage's start
+      // come together): write only the last. Patched: histories before it wrote each one.
+      while (this.queue[0]?.rollout === next.rollout && patched('coalesce-node-state-writes')) {
+        next = this.queue.shift()!;
+        taken++;
+      }
       this.inFlight = true;
       const { written } = await writeNodeState({
         ...next,
@@ -64,7 +72,7 @@ export class NodeStateWriter {
       this.previous[next.rollout] = written;
       await this.report(next);
       this.inFlight = false;
-      this.written++;
+      this.written += taken;
     }
   }
 

@@ -81,6 +81,9 @@ export interface NodeWorkflowInput extends NodeWorkflowStart {
 
 const RETRY_PAUSE = '10 seconds';
 
+/** The task that writes a stage's outcome to the Node and then deletes its Job (G3). */
+const recordTask = (jobName: string) => `record:${jobName}`;
+
 export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   const { cluster, node } = input;
   const s: NodeCarried = input.carried ?? {
@@ -322,7 +325,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     const r = s.rollouts[name]!;
     const key = `${name}|${entryKey(pkg.name, pkg.version)}|${stage}`;
     const jobName = stageJobName({ rollout: name, package: pkg.name, version: pkg.version, stage, node });
-    if (runs.has(key) || pendingDeletes.has(jobName)) return;
+    if (runs.has(key) || pendingDeletes.has(jobName) || tasks.has(recordTask(jobName))) return;
     r.state = startStage(r.state, pkg, stage);
     r.stageStarted[key] ??= Date.now();
     const run = new StageRun(
@@ -356,7 +359,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     })();
   }
 
-  /** G3: the outcome is on the Node before a Job may go; failed Jobs stay for their logs unless retention is 0. */
+  /** G3: the outcome is on the Node before its Job may go; failed Jobs stay for their logs unless retention is 0. */
   async function record(name: string, key: string, stage: Stage, result: StageResult): Promise<void> {
     const r = s.rollouts[name];
     if (!r) return;
@@ -366,10 +369,16 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         ? recordStageSuccess(r.state, key, stage, outcome)
         : recordStageFailure(r.state, key, stage, { ...outcome, lastError: `${result.reason}: ${result.logTail}` });
     publish(name);
-    await writer.flush();
     const ref = { jobName: result.jobName, ...(result.podNamespace && { podNamespace: result.podNamespace }) };
-    if (result.outcome === 'complete') await kube.deleteStageJob(ref);
-    else if (patched('delete-failed-job-once-recorded')) await kube.deleteStageJob({ ...ref, failed: true });
+    const cleanUp = async () => {
+      await writer.flush();
+      if (result.outcome === 'complete') await kube.deleteStageJob(ref);
+      else if (patched('delete-failed-job-once-recorded')) await kube.deleteStageJob({ ...ref, failed: true });
+    };
+    // The next stage need not wait for the write and the delete (two activity round trips per stage); a run of the
+    // same Job name waits for them (start). Patched: histories before it waited here.
+    if (patched('record-in-background')) spawn(recordTask(result.jobName), cleanUp);
+    else await cleanUp();
   }
 
   async function request(name: string): Promise<void> {

@@ -7,8 +7,10 @@ const fs = require('node:fs');
 const http = require('node:http');
 const https = require('node:https');
 const { syncBuiltinESMExports } = require('node:module');
+const { isMainThread } = require('node:worker_threads');
 
-const file = process.env.KEELSON_BENCH_REQUESTS_FILE;
+// tsx's module hooks run preloads again in their loader thread, whose empty counts would overwrite the main thread's.
+const file = isMainThread ? process.env.KEELSON_BENCH_REQUESTS_FILE : undefined;
 const port = process.env.KEELSON_BENCH_APISERVER_PORT || '36443';
 const counts = {};
 

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
-import { createActivities } from '../../activities';
+import { createActivities, workloadInformer } from '../../activities';
 import { buildApi } from '../../client/api/server';
 import { ApiSettingsSchema } from '../../client/api/settings';
 import { KeelsonClient } from '../../client/lib';
@@ -61,7 +61,12 @@ export async function startTestKeelson(prefix: string, opts: { worker?: boolean 
           connection: await NativeConnection.connect({ address }),
           taskQueue,
           workflowsPath: require.resolve('../../workflows'),
-          activities: createActivities({ kubeConfig: kc, temporal, settings }),
+          activities: createActivities({
+            kubeConfig: kc,
+            temporal,
+            settings,
+            workloads: workloadInformer(kc, settings),
+          }),
         });
   const running = worker?.run();
   const apiSettings = ApiSettingsSchema.parse({

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import YAML from 'yaml';
-import { createActivities } from '../../activities';
+import { createActivities, workloadInformer } from '../../activities';
 import { jsonPatch, makeClients } from '../../activities/clients';
 import { checkKubernetes } from '../../activities/server-version';
 import { kubeFloor, formatKubeVersion } from '../../model/kube-version';
@@ -140,7 +140,12 @@ describe('the worker with the chart ServiceAccount on the RBAC apiserver', () =>
   });
 
   test('stage Job, node state and node listing work with the chart permissions', async () => {
-    const activities = createActivities({ kubeConfig: saKc, settings: testSettings(namespace) });
+    const settings = testSettings(namespace);
+    const activities = createActivities({
+      kubeConfig: saKc,
+      settings,
+      workloads: workloadInformer(saKc, settings),
+    });
     const nodes = await activities.listNodes({ selector: {} });
     expect(nodes.map((n) => n.name)).toContain(node);
 

@@ -1,5 +1,5 @@
 import type { Package } from '../../model';
-import { createActivities } from '../../activities';
+import { createActivities, workloadInformer } from '../../activities';
 import { makeClients } from '../../activities/clients';
 import type { ActivitySettings } from '../../activities/settings';
 import type { RunStageInput } from '../../activities/contract';
@@ -38,12 +38,13 @@ export function testSettings(namespace: string, overrides: Partial<ActivitySetti
 
 export function testActivities(namespace: string, overrides: Partial<ActivitySettings> = {}) {
   const { kc, core, batch } = kubeClients();
+  const settings = testSettings(namespace, overrides);
   return {
     kc,
     core,
     batch,
     clients: makeClients(kc),
-    activities: createActivities({ kubeConfig: kc, settings: testSettings(namespace, overrides) }),
+    activities: createActivities({ kubeConfig: kc, settings, workloads: workloadInformer(kc, settings) }),
   };
 }
 
