@@ -2,12 +2,16 @@
  * `npm run bench`: measured rollouts on the local stack (see bench/README.md). Usage:
  *   npm run bench                      # N = 10 and 100, plus the worker-kill fault at N = 100
  *   npm run bench -- --nodes 10,100,500 --faults none
+ *   npm run bench -- --nodes 10 --faults kill,apiserver,temporal --fault-nodes 100
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { stackUp } from '../deploy/dev/stack';
 import { VERSIONS, arg, fmt, machine, markdownTable } from './lib/machine';
+import { apiserverOutage, ensureApiserver, temporalRestart } from './lib/faults';
 import { runScenario, type ScenarioResult } from './lib/scenario';
+import { TemporalServer } from './lib/temporal-server';
 
 export function table(results: ScenarioResult[]): string {
   const rows = [
@@ -22,6 +26,7 @@ export function table(results: ScenarioResult[]): string {
       'ovh p50 ms',
       'p95',
       'p99',
+      'run - sim p50 ms',
       'apiserver req/ns',
       'worker req/ns',
       'hist ev/ns',
@@ -42,6 +47,7 @@ export function table(results: ScenarioResult[]): string {
       fmt(r.overheadMs.p50),
       fmt(r.overheadMs.p95),
       fmt(r.overheadMs.p99),
+      fmt(r.runBeyondSimMs.p50),
       fmt(r.apiserverRequests.perNodeStage, 1),
       fmt(r.workerRequests.perNodeStage, 1),
       fmt(r.history.perNodeStage, 1),
@@ -56,8 +62,15 @@ export function table(results: ScenarioResult[]): string {
 }
 
 async function main(): Promise<void> {
-  const sizes = arg('nodes', '10,100').split(',').map(Number);
+  const nodesArg = arg('nodes', '10,100');
+  const sizes = nodesArg === 'none' ? [] : nodesArg.split(',').map(Number);
+  if (sizes.some((n) => !Number.isInteger(n) || n < 1))
+    throw new Error(`--nodes takes positive whole numbers (comma-separated) or none, got ${nodesArg}`);
   const faults = arg('faults', 'kill').split(',');
+  const known = ['kill', 'apiserver', 'temporal', 'none'];
+  const unknown = faults.filter((f) => !known.includes(f));
+  if (unknown.length > 0)
+    throw new Error(`--faults takes ${known.join(', ')} (comma-separated), got ${unknown.join(',')}`);
   const sim = Number(arg('sim-seconds', '2'));
   const budgetPct = Number(arg('budget-percent', '20'));
   const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -73,16 +86,41 @@ async function main(): Promise<void> {
     write(results);
     log(table(results));
   }
-  if (faults.includes('kill')) {
-    const n = Number(arg('fault-nodes', '100'));
-    const budget = Math.max(1, Math.floor((n * budgetPct) / 100));
+  const n = Number(arg('fault-nodes', '100'));
+  const budget = Math.max(1, Math.floor((n * budgetPct) / 100));
+  const base = { nodes: n, budget, simSeconds: sim, log };
+  const afterJobs = Math.max(8, n);
+  for (const fault of faults.filter((f) => f !== 'none')) {
     try {
-      results.push(
-        await runScenario(`n${n}-sigkill`, { nodes: n, budget, simSeconds: sim, killEverySeconds: 10, log }),
-      );
+      if (fault === 'kill') {
+        results.push(await runScenario(`n${n}-sigkill`, { ...base, killEverySeconds: 10 }));
+      } else if (fault === 'apiserver') {
+        const outage = apiserverOutage({ afterJobs, seconds: 30, log });
+        try {
+          results.push(await runScenario(`n${n}-apiserver`, { ...base, duringRollout: outage.duringRollout }));
+        } finally {
+          await ensureApiserver(log);
+        }
+      } else {
+        const server = new TemporalServer(fs.mkdtempSync(path.join(os.tmpdir(), 'keelson-bench-temporal-')));
+        await server.start();
+        const restart = temporalRestart(server, { afterJobs, downSeconds: 5, log });
+        try {
+          results.push(
+            await runScenario(`n${n}-temporal`, {
+              ...base,
+              fleet: { temporalAddress: server.address },
+              duringRollout: restart.duringRollout,
+            }),
+          );
+        } finally {
+          await server.stop();
+        }
+      }
     } catch (err) {
-      log(`n${n}-sigkill: FAILED: ${err instanceof Error ? err.message : String(err)}`);
+      log(`n${n} ${fault}: FAILED: ${err instanceof Error ? err.message : String(err)}`);
     }
+    write(results);
   }
   write(results);
   process.stdout.write(`${table(results)}\n`);
@@ -107,7 +145,9 @@ function write(results: ScenarioResult[]): void {
     table(results),
     '',
     'ns = node-stage (one stage Job on one node). Overhead: a Job seen Complete to the next Job on the same node seen',
-    'created (watch receipt times, ms; gaps after the reboot interrupt are excluded). apiserver req/ns: every',
+    'created (watch receipt times, ms; gaps after the reboot interrupt are excluded). run - sim: a stage Job seen',
+    'created to seen Complete, less its simulated seconds (the Job controller, kwok and the simulator; interrupts',
+    'excluded). apiserver req/ns: every',
     "client's requests (apiserver_request_total delta: worker, controller-manager, kwok, simulator, other users);",
     "worker req/ns: the Keelson worker's own requests, counted inside its process.",
     '',

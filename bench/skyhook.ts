@@ -39,6 +39,7 @@ interface Figures {
   idealSeconds: number;
   ratio: number;
   overheadMs: { p50: number; p95: number };
+  runBeyondSimMs: { p50: number; p95: number };
   apiserverRequests: { total: number; perNodeStage: number };
   ownPerNodeStage: number;
   rssMiB: number;
@@ -67,6 +68,7 @@ export function sideBySide(pairs: Pair[], idlePerSecond: number): string {
       'ratio to ideal',
       'ovh p50 ms',
       'ovh p95 ms',
+      'run - sim p50 ms',
       'apiserver req/ns',
       'net of idle',
       'own client req/ns',
@@ -93,6 +95,7 @@ export function sideBySide(pairs: Pair[], idlePerSecond: number): string {
         fmt(f.ratio, 2),
         fmt(f.overheadMs.p50),
         fmt(f.overheadMs.p95),
+        fmt(f.runBeyondSimMs.p50),
         fmt(f.apiserverRequests.perNodeStage, 1),
         fmt(net, 1),
         fmt(f.ownPerNodeStage, 1),
@@ -110,6 +113,7 @@ export function sideBySide(pairs: Pair[], idlePerSecond: number): string {
       '',
       ratio((f) => f.overheadMs.p50),
       ratio((f) => f.overheadMs.p95),
+      ratio((f) => f.runBeyondSimMs.p50),
       ratio((f) => f.apiserverRequests.perNodeStage),
       '',
       ratio((f) => f.ownPerNodeStage),

@@ -9,6 +9,7 @@ import {
   quantile,
   recordJobs,
   recordNodeStates,
+  runBeyondSim,
   sleep,
   total,
   type FleetOptions,
@@ -47,6 +48,7 @@ export interface ScenarioResult {
   ratio: number;
   overheadMs: { count: number; p50: number; p95: number; p99: number; max: number };
   afterRebootMs: { count: number; p50: number; p95: number; max: number };
+  runBeyondSimMs: { p50: number; p95: number };
   apiserverRequests: { total: number; perNodeStage: number; byVerbResource: Record<string, number> };
   workerRequests: { total: number; perNodeStage: number; byVerbResource: Record<string, number> };
   workerPeakRssMiB: number;
@@ -182,6 +184,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
         p95: quantile(ov.afterReboot, 0.95),
         max: ov.afterReboot[ov.afterReboot.length - 1] ?? NaN,
       },
+      runBeyondSimMs: runBeyondSim(jobs),
       apiserverRequests: { total: total(api), perNodeStage: r2(total(api) / nodeStages), byVerbResource: api },
       workerRequests: {
         total: total(workerReq),

@@ -8,6 +8,7 @@ import {
   duplicateJobs,
   overheads,
   quantile,
+  runBeyondSim,
   recordNodeStates,
   sleep,
   total,
@@ -40,6 +41,7 @@ export interface SkyhookScenarioResult {
   idealSeconds: number;
   ratio: number;
   overheadMs: { count: number; p50: number; p95: number; p99: number; max: number };
+  runBeyondSimMs: { p50: number; p95: number };
   apiserverRequests: { total: number; perNodeStage: number; byVerbResource: Record<string, number> };
   operatorRequests: { total: number; perNodeStage: number; byMethod: Record<string, number> };
   operatorPeakRssMiB: number;
@@ -231,6 +233,7 @@ export async function runSkyhookScenario(label: string, o: SkyhookScenarioOption
           p99: quantile(ov, 0.99),
           max: ov[ov.length - 1] ?? NaN,
         },
+        runBeyondSimMs: runBeyondSim(pods),
         apiserverRequests: { total: total(api), perNodeStage: r2(total(api) / nodeStages), byVerbResource: api },
         operatorRequests: { total: total(own), perNodeStage: r2(total(own) / nodeStages), byMethod: own },
         operatorPeakRssMiB: operator.peakRssMiB,

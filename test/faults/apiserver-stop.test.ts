@@ -1,16 +1,13 @@
-import { sleep } from '../../bench/lib/fleet';
+import { apiserverOutage, ensureApiserver } from '../../bench/lib/faults';
 import { runScenario } from '../../bench/lib/scenario';
-import { startCluster } from '../../deploy/dev/cluster';
-import { runningPid, stopDetached } from '../../deploy/dev/processes';
-import { expectRecovered, log } from './faults';
+import { expectRecovered, log, report } from './faults';
 
 // The kube-apiserver stopped for 30 seconds mid-rollout. This stops the SHARED local kube-apiserver: Jest runs test
-// files one at a time (--runInBand), so no other test file is running meanwhile; it is started again with
-// deploy/dev/cluster.ts startCluster, which waits for /readyz, before the test goes on (also when it fails).
+// files one at a time (--runInBand), so no other test file is running meanwhile; it is started again (startCluster
+// waits for /readyz) before the test goes on, also when it fails.
 
 test('kube-apiserver stopped for 30 s mid-rollout: the rollout completes, Jobs once each, no entry backwards', async () => {
-  let stoppedAfterJobs = -1;
-  let wasRunning = false;
+  const fault = apiserverOutage({ afterJobs: 8, seconds: 30, log });
   try {
     const r = await runScenario('fault-apiserver', {
       nodes: 10,
@@ -19,26 +16,14 @@ test('kube-apiserver stopped for 30 s mid-rollout: the rollout completes, Jobs o
       rebootSeconds: 3,
       timeoutMs: 480_000,
       log,
-      duringRollout: async (_fleet, jobsCreated) => {
-        for (;;) {
-          if (jobsCreated() >= 8) {
-            stoppedAfterJobs = jobsCreated();
-            break;
-          }
-          await sleep(500);
-        }
-        log(`apiserver: stopping it for 30 s after ${stoppedAfterJobs} Jobs`);
-        wasRunning = await stopDetached('kube-apiserver');
-        await sleep(30_000);
-        await startCluster(log);
-        log('apiserver: ready again');
-      },
+      duringRollout: fault.duringRollout,
     });
-    expect(wasRunning).toBe(true);
-    expect(stoppedAfterJobs).toBeGreaterThanOrEqual(8);
-    expect(stoppedAfterJobs).toBeLessThan(r.nodeStages);
+    report('apiserver outage', r);
+    expect(fault.wasRunning).toBe(true);
+    expect(fault.struckAfterJobs).toBeGreaterThanOrEqual(8);
+    expect(fault.struckAfterJobs).toBeLessThan(r.nodeStages);
     expectRecovered(r);
   } finally {
-    if (runningPid('kube-apiserver') === undefined) await startCluster(log);
+    await ensureApiserver(log);
   }
 }, 600_000);

@@ -16,3 +16,11 @@ export function expectRecovered(r: ScenarioResult): void {
 }
 
 export const log = (line: string) => process.stderr.write(`[faults] ${line}\n`);
+
+/** The figures of a fault run, in the test output (bench/README.md quotes them). */
+export function report(fault: string, r: ScenarioResult): void {
+  log(
+    `${fault}: ${r.nodes} nodes, budget ${r.budget}: makespan ${r.makespanSeconds}s (ideal ${r.idealSeconds}s), ` +
+      `${r.workerRestarts} worker kills, ${r.nodeStages} node-stages`,
+  );
+}

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sleep } from '../../bench/lib/fleet';
+import { temporalRestart } from '../../bench/lib/faults';
 import { runScenario } from '../../bench/lib/scenario';
 import { TemporalServer } from '../../bench/lib/temporal-server';
-import { expectRecovered, log } from './faults';
+import { expectRecovered, log, report } from './faults';
 
 // The Temporal dev server stopped and started again mid-rollout, its SQLite database kept. The shared dev server
 // (7233) serves everyone else, so this test runs a Temporal dev server of its own on a free port.
@@ -20,7 +20,7 @@ afterAll(async () => {
 }, 60_000);
 
 test('Temporal dev server restarted mid-rollout (DB kept): the rollout completes, Jobs once each, no entry backwards', async () => {
-  let restartedAfterJobs = -1;
+  const fault = temporalRestart(server, { afterJobs: 8, downSeconds: 5, log });
   const r = await runScenario('fault-temporal', {
     nodes: 10,
     budget: 5,
@@ -29,24 +29,11 @@ test('Temporal dev server restarted mid-rollout (DB kept): the rollout completes
     fleet: { temporalAddress: server.address },
     timeoutMs: 420_000,
     log,
-    duringRollout: async (_fleet, jobsCreated) => {
-      // Wait until the rollout is well under way (some stage Jobs exist), then restart the server.
-      for (;;) {
-        if (jobsCreated() >= 8) {
-          restartedAfterJobs = jobsCreated();
-          break;
-        }
-        await sleep(500);
-      }
-      log(`temporal: stopping the dev server after ${restartedAfterJobs} Jobs`);
-      await server.stop();
-      await sleep(5_000);
-      await server.start();
-      log('temporal: dev server back');
-    },
+    duringRollout: fault.duringRollout,
   });
+  report('temporal restart', r);
   expect(fs.statSync(server.dbFile).size).toBeGreaterThan(0);
-  expect(restartedAfterJobs).toBeGreaterThanOrEqual(8);
-  expect(restartedAfterJobs).toBeLessThan(r.nodeStages);
+  expect(fault.struckAfterJobs).toBeGreaterThanOrEqual(8);
+  expect(fault.struckAfterJobs).toBeLessThan(r.nodeStages);
   expectRecovered(r);
 }, 600_000);

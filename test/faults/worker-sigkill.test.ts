@@ -1,5 +1,5 @@
 import { runScenario } from '../../bench/lib/scenario';
-import { expectRecovered, log } from './faults';
+import { expectRecovered, log, report } from './faults';
 
 // The worker process SIGKILLed every 8 seconds of running time (and started again at once) during a 10-node rollout of
 // three packages, one rebooting. The bench runs the same fault at 100 nodes (npm run bench); 10 keeps CI time modest.
@@ -14,7 +14,7 @@ test('worker SIGKILLed every 8 s: the 10-node rollout completes, Jobs once each,
     timeoutMs: 600_000,
     log,
   });
-  log(`sigkill: makespan ${r.makespanSeconds}s (ideal ${r.idealSeconds}s), ${r.workerRestarts} kills`);
+  report('worker sigkill', r);
   expect(r.workerRestarts).toBeGreaterThanOrEqual(2);
   expectRecovered(r);
 }, 900_000);
