@@ -74,7 +74,7 @@ async function sharedView(ctx: WaitContext, namespace: string, name: string, uid
   const { workloads } = ctx;
   await workloads.ready();
   const signal = new ChangeSignal();
-  const unsubscribe = workloads.subscribe(signal.notify);
+  const unsubscribe = workloads.subscribeJob(uid, signal.notify);
   const since = Date.now();
   let seen = false;
   let direct: { job: V1Job | undefined; at: number } | undefined;

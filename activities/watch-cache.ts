@@ -19,7 +19,8 @@ export interface WatchCacheOptions<T> {
   }>;
   fieldSelector?: string;
   labelSelector?: string;
-  onChange: () => void;
+  /** After every change: with the object that changed, or with none after a (re-)list. */
+  onChange: (changed?: T) => void;
   /** Test hook: watch from this resourceVersion first instead of listing (an old one provokes 410 Gone). */
   startFrom?: string;
   /** Server-side watch timeout: the watch ends and is resumed this often. */
@@ -165,7 +166,7 @@ export class WatchCache<T extends KubeObject> {
             if (type === 'BOOKMARK') return;
             if (type === 'DELETED') this.remove(obj);
             else this.put(obj);
-            this.options.onChange();
+            this.options.onChange(obj);
           },
           done,
         )

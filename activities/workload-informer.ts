@@ -15,35 +15,43 @@ export class WorkloadInformer {
   readonly stagePods: WatchCache<V1Pod>;
   readonly legacyJobs: WatchCache<V1Job>[];
   readonly legacyPods: WatchCache<V1Pod>[];
-  private readonly listeners = new Set<() => void>();
+  /** Waits on one Keelson Job, by its UID: woken by changes to that Job and its pods only. */
+  private readonly jobListeners = new Map<string, Set<() => void>>();
 
   constructor(
     clients: Clients,
     readonly namespace: string,
     legacyPrefixes: readonly string[],
   ) {
-    const onChange = () => {
-      for (const listener of this.listeners) listener();
+    // The legacy families are only looked up (adoption), never waited on through these caches.
+    const unwatched = () => undefined;
+    // A Job or pod event wakes the waits on that Job alone: with hundreds of stages in flight, waking every wait on
+    // every event cost more CPU than the waits themselves.
+    const onJobChange = (uid: string | undefined) => {
+      const wake = uid === undefined ? [...this.jobListeners.values()] : [this.jobListeners.get(uid)];
+      for (const set of wake) for (const listener of set ?? []) listener();
     };
     const { kc, batch, core } = clients;
-    const jobs = (labelSelector: string) =>
+    const jobs = (labelSelector: string, changed: (job?: V1Job) => void) =>
       new WatchCache<V1Job>({
         kc,
         path: '/apis/batch/v1/jobs',
         list: (q) => batch.listJobForAllNamespaces(q),
         labelSelector,
-        onChange,
+        onChange: changed,
       });
-    this.keelsonJobs = jobs(`${KEELSON_PREFIX}stage`);
+    this.keelsonJobs = jobs(`${KEELSON_PREFIX}stage`, (job) =>
+      onJobChange(job ? (job.metadata?.uid ?? '') : undefined),
+    );
     this.stagePods = new WatchCache<V1Pod>({
       kc,
       path: `/api/v1/namespaces/${namespace}/pods`,
       list: (q) => core.listNamespacedPod({ namespace, ...q }),
       labelSelector: CONTROLLER_UID,
       indexBy: (pod) => pod.metadata?.labels?.[CONTROLLER_UID],
-      onChange,
+      onChange: (pod) => onJobChange(pod ? (pod.metadata?.labels?.[CONTROLLER_UID] ?? '') : undefined),
     });
-    this.legacyJobs = legacyPrefixes.map((p) => jobs(`${p}package`));
+    this.legacyJobs = legacyPrefixes.map((p) => jobs(`${p}package`, unwatched));
     this.legacyPods = legacyPrefixes.map(
       (p) =>
         new WatchCache<V1Pod>({
@@ -51,7 +59,7 @@ export class WorkloadInformer {
           path: '/api/v1/pods',
           list: (q) => core.listPodForAllNamespaces(q),
           labelSelector: `${p}package`,
-          onChange,
+          onChange: unwatched,
         }),
     );
   }
@@ -65,10 +73,15 @@ export class WorkloadInformer {
     await Promise.all(this.caches.map((c) => c.start()));
   }
 
-  /** Calls `listener` after every change to any cache, until the returned function is called. */
-  subscribe(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+  /** Calls `listener` after every change to the Keelson Job `uid` or its pods (and after a re-list), until stopped. */
+  subscribeJob(uid: string, listener: () => void): () => void {
+    const set = this.jobListeners.get(uid) ?? new Set();
+    set.add(listener);
+    this.jobListeners.set(uid, set);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) this.jobListeners.delete(uid);
+    };
   }
 
   /** The pods of a Keelson Job in the Jobs namespace. */

@@ -39,7 +39,9 @@ interface Figures {
   idealSeconds: number;
   ratio: number;
   overheadMs: { p50: number; p95: number };
+  stageToStageMs: { p95: number };
   runBeyondSimMs: { p50: number; p95: number };
+  nodeSpanSeconds: { p50: number };
   apiserverRequests: { total: number; perNodeStage: number };
   ownPerNodeStage: number;
   rssMiB: number;
@@ -68,7 +70,9 @@ export function sideBySide(pairs: Pair[], idlePerSecond: number): string {
       'ratio to ideal',
       'ovh p50 ms',
       'ovh p95 ms',
+      'stage-to-stage p95 ms',
       'run - sim p50 ms',
+      'node span p50 s',
       'apiserver req/ns',
       'net of idle',
       'own client req/ns',
@@ -95,7 +99,9 @@ export function sideBySide(pairs: Pair[], idlePerSecond: number): string {
         fmt(f.ratio, 2),
         fmt(f.overheadMs.p50),
         fmt(f.overheadMs.p95),
+        fmt(f.stageToStageMs.p95),
         fmt(f.runBeyondSimMs.p50),
+        fmt(f.nodeSpanSeconds.p50, 1),
         fmt(f.apiserverRequests.perNodeStage, 1),
         fmt(net, 1),
         fmt(f.ownPerNodeStage, 1),
@@ -113,7 +119,9 @@ export function sideBySide(pairs: Pair[], idlePerSecond: number): string {
       '',
       ratio((f) => f.overheadMs.p50),
       ratio((f) => f.overheadMs.p95),
+      ratio((f) => f.stageToStageMs.p95),
       ratio((f) => f.runBeyondSimMs.p50),
+      ratio((f) => f.nodeSpanSeconds.p50),
       ratio((f) => f.apiserverRequests.perNodeStage),
       '',
       ratio((f) => f.ownPerNodeStage),

@@ -4,7 +4,7 @@ import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { BatchV1Api, CoreV1Api, KubeConfig, Watch, type V1Job, type V1Node } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, KubeConfig, Watch, type V1Job, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { KeelsonClient } from '../../client/lib';
 import { ClientSettingsSchema } from '../../client/lib/settings';
@@ -356,7 +356,8 @@ export interface JobRecord {
   version: string;
   stage: string;
   simSeconds: number;
-  /** Local clock (ms) when the watch first showed the Job, and when it first showed it Complete. */
+  /** Local clock (ms) when the watch first showed the Job, and when it first showed it done: Complete, or its pod
+   * Succeeded (a stage Job runs one pod; Keelson goes on from the pod, the Job controller says Complete later). */
   seenCreated: number;
   seenComplete?: number;
   /** The apiserver's own (second-resolution) timestamps. */
@@ -392,9 +393,18 @@ async function keepWatching<T>(
   };
 }
 
-/** Records every Job in a namespace (by UID) with the local times it was first seen and first seen complete. */
+/** Records every Job in a namespace (by UID) with the local times it was first seen and first seen done. */
 export async function recordJobs(kc: KubeConfig, namespace: string) {
   const jobs = new Map<string, JobRecord>();
+  /** Pods seen Succeeded before their Job was seen (by the Job's UID). */
+  const podDone = new Map<string, number>();
+  const stopPods = await keepWatching<V1Pod>(kc, `/api/v1/namespaces/${namespace}/pods`, {}, (_type, pod) => {
+    const uid = pod.metadata?.labels?.['batch.kubernetes.io/controller-uid'];
+    if (!uid || pod.status?.phase !== 'Succeeded') return;
+    const r = jobs.get(uid);
+    if (!r) podDone.set(uid, podDone.get(uid) ?? Date.now());
+    else r.seenComplete ??= Date.now();
+  });
   const stop = await keepWatching<V1Job>(kc, `/apis/batch/v1/namespaces/${namespace}/jobs`, {}, (_type, job) => {
     const uid = job.metadata?.uid;
     if (!uid) return;
@@ -418,13 +428,20 @@ export async function recordJobs(kc: KubeConfig, namespace: string) {
           : undefined,
       };
       jobs.set(uid, r);
+      if (podDone.has(uid)) r.seenComplete = podDone.get(uid);
     }
     if (r.seenComplete === undefined && complete(job)) {
       r.seenComplete = now;
       r.completionTime = job.status?.completionTime ? new Date(job.status.completionTime).toISOString() : undefined;
     }
   });
-  return { jobs, stop };
+  return {
+    jobs,
+    stop: () => {
+      stop();
+      stopPods();
+    },
+  };
 }
 
 const STAGE_RANK: Record<string, number> = {
@@ -517,20 +534,41 @@ export function runBeyondSim(jobs: Iterable<JobRecord>): { p50: number; p95: num
   return { p50: quantile(extra, 0.5), p95: quantile(extra, 0.95) };
 }
 
-export function overheads(jobs: Iterable<JobRecord>, rebootSeconds: number) {
+/** Per node, its first stage Job seen created to its last seen done (s, ascending): the time one batch member takes. */
+export function nodeSpans(jobs: Iterable<JobRecord>): number[] {
+  const spans = new Map<string, { from: number; to: number }>();
+  for (const j of jobs) {
+    const s = spans.get(j.node) ?? { from: j.seenCreated, to: j.seenComplete ?? j.seenCreated };
+    spans.set(j.node, { from: Math.min(s.from, j.seenCreated), to: Math.max(s.to, j.seenComplete ?? j.seenCreated) });
+  }
+  return [...spans.values()].map((s) => (s.to - s.from) / 1000).sort((a, b) => a - b);
+}
+
+/**
+ * Gaps between a stage's end and the next stage's Job on the same node (ms, ascending): `plain` all of them but
+ * those after the reboot interrupt (reported apart, less the simulated reboot); `stageToStage` the plain ones that are
+ * not into the first stage of an interrupting package, i.e. with no permit, cordon and drain in between.
+ */
+export function overheads(jobs: Iterable<JobRecord>, rebootSeconds: number, interrupting: readonly string[] = []) {
   const byNode = new Map<string, JobRecord[]>();
   for (const j of jobs) byNode.set(j.node, [...(byNode.get(j.node) ?? []), j]);
   const plain: number[] = [];
+  const stageToStage: number[] = [];
   const afterReboot: number[] = [];
   for (const list of byNode.values()) {
     list.sort((a, b) => a.seenCreated - b.seenCreated);
     for (let i = 1; i < list.length; i++) {
-      const prev = list[i - 1]!;
+      const [prev, next] = [list[i - 1]!, list[i]!];
       if (prev.seenComplete === undefined) continue;
-      const gap = list[i]!.seenCreated - prev.seenComplete;
-      if (prev.stage === 'interrupt') afterReboot.push(gap - rebootSeconds * 1000);
-      else plain.push(gap);
+      const gap = next.seenCreated - prev.seenComplete;
+      if (prev.stage === 'interrupt') {
+        afterReboot.push(gap - rebootSeconds * 1000);
+        continue;
+      }
+      plain.push(gap);
+      if (!(interrupting.includes(next.package) && next.package !== prev.package)) stageToStage.push(gap);
     }
   }
-  return { plain: plain.sort((a, b) => a - b), afterReboot: afterReboot.sort((a, b) => a - b) };
+  const up = (a: number, b: number) => a - b;
+  return { plain: plain.sort(up), stageToStage: stageToStage.sort(up), afterReboot: afterReboot.sort(up) };
 }

@@ -9,6 +9,7 @@ import {
   quantile,
   recordJobs,
   recordNodeStates,
+  nodeSpans,
   runBeyondSim,
   sleep,
   total,
@@ -47,8 +48,11 @@ export interface ScenarioResult {
   idealSeconds: number;
   ratio: number;
   overheadMs: { count: number; p50: number; p95: number; p99: number; max: number };
+  stageToStageMs: { count: number; p50: number; p95: number; p99: number };
   afterRebootMs: { count: number; p50: number; p95: number; max: number };
   runBeyondSimMs: { p50: number; p95: number };
+  /** One node's first stage created to its last done, s (the ideal is the sum of its stages plus the reboot). */
+  nodeSpanSeconds: { p50: number; max: number };
   apiserverRequests: { total: number; perNodeStage: number; byVerbResource: Record<string, number> };
   workerRequests: { total: number; perNodeStage: number; byVerbResource: Record<string, number> };
   workerPeakRssMiB: number;
@@ -58,6 +62,8 @@ export interface ScenarioResult {
 }
 
 export const PACKAGES = ['tools', 'driver', 'tuning'] as const;
+/** The package that reboots: a node needs a permit, cordon and drain before its first stage. */
+export const INTERRUPTING = ['driver'];
 
 /** The bench rollout as a Skyhook manifest: also what the side-by-side applies, unchanged, to the Skyhook operator. */
 export function benchManifest(
@@ -147,7 +153,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
     const stageSeconds = perNode.reduce((s, j) => s + j.simSeconds, 0);
     const idealSeconds = Math.ceil(o.nodes / o.budget) * (stageSeconds + rebootSeconds);
     const makespanSeconds = (t1 - t0) / 1000;
-    const ov = overheads(jobs, rebootSeconds);
+    const ov = overheads(jobs, rebootSeconds, INTERRUPTING);
     const api = diffCounts(after, before);
     const workerReq = fleet.workerRequests();
     const hist = await fleet.histories();
@@ -178,6 +184,12 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
         p99: quantile(ov.plain, 0.99),
         max: ov.plain[ov.plain.length - 1] ?? NaN,
       },
+      stageToStageMs: {
+        count: ov.stageToStage.length,
+        p50: quantile(ov.stageToStage, 0.5),
+        p95: quantile(ov.stageToStage, 0.95),
+        p99: quantile(ov.stageToStage, 0.99),
+      },
       afterRebootMs: {
         count: ov.afterReboot.length,
         p50: quantile(ov.afterReboot, 0.5),
@@ -185,6 +197,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
         max: ov.afterReboot[ov.afterReboot.length - 1] ?? NaN,
       },
       runBeyondSimMs: runBeyondSim(jobs),
+      nodeSpanSeconds: { p50: quantile(nodeSpans(jobs), 0.5), max: Math.max(...nodeSpans(jobs)) },
       apiserverRequests: { total: total(api), perNodeStage: r2(total(api) / nodeStages), byVerbResource: api },
       workerRequests: {
         total: total(workerReq),

@@ -8,13 +8,14 @@ import {
   duplicateJobs,
   overheads,
   quantile,
+  nodeSpans,
   runBeyondSim,
   recordNodeStates,
   sleep,
   total,
   type JobRecord,
 } from './fleet';
-import { benchManifest } from './scenario';
+import { INTERRUPTING, benchManifest } from './scenario';
 import { SkyhookOperator } from './skyhook-operator';
 
 // The bench rollout (bench/lib/scenario.ts benchManifest, unchanged) run by NVIDIA Skyhook's operator on fake nodes
@@ -41,7 +42,10 @@ export interface SkyhookScenarioResult {
   idealSeconds: number;
   ratio: number;
   overheadMs: { count: number; p50: number; p95: number; p99: number; max: number };
+  stageToStageMs: { count: number; p50: number; p95: number; p99: number };
   runBeyondSimMs: { p50: number; p95: number };
+  /** One node's first stage created to its last done, s (the ideal is the sum of its stages plus the reboot). */
+  nodeSpanSeconds: { p50: number; max: number };
   apiserverRequests: { total: number; perNodeStage: number; byVerbResource: Record<string, number> };
   operatorRequests: { total: number; perNodeStage: number; byMethod: Record<string, number> };
   operatorPeakRssMiB: number;
@@ -213,7 +217,8 @@ export async function runSkyhookScenario(label: string, o: SkyhookScenarioOption
       const idealSeconds =
         Math.ceil(o.nodes / o.budget) * (perNode.reduce((s, p) => s + p.simSeconds, 0) + rebootSeconds);
       const makespanSeconds = (t1 - t0) / 1000;
-      const ov = overheads(pods, rebootSeconds).plain;
+      const gaps = overheads(pods, rebootSeconds, INTERRUPTING);
+      const ov = gaps.plain;
       const api = diffCounts(after, before);
       const r2 = (x: number) => Math.round(x * 100) / 100;
       const nodes = await fleet.core.listNode({ labelSelector: `${BENCH_LABEL}=${fleet.cluster}` });
@@ -233,7 +238,14 @@ export async function runSkyhookScenario(label: string, o: SkyhookScenarioOption
           p99: quantile(ov, 0.99),
           max: ov[ov.length - 1] ?? NaN,
         },
+        stageToStageMs: {
+          count: gaps.stageToStage.length,
+          p50: quantile(gaps.stageToStage, 0.5),
+          p95: quantile(gaps.stageToStage, 0.95),
+          p99: quantile(gaps.stageToStage, 0.99),
+        },
         runBeyondSimMs: runBeyondSim(pods),
+        nodeSpanSeconds: { p50: quantile(nodeSpans(pods), 0.5), max: Math.max(...nodeSpans(pods)) },
         apiserverRequests: { total: total(api), perNodeStage: r2(total(api) / nodeStages), byVerbResource: api },
         operatorRequests: { total: total(own), perNodeStage: r2(total(own) / nodeStages), byMethod: own },
         operatorPeakRssMiB: operator.peakRssMiB,

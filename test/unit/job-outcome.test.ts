@@ -1,0 +1,98 @@
+import type { V1Job, V1Pod } from '@kubernetes/client-node';
+import { jobVerdict, rawPodVerdict } from '../../activities/job-outcome';
+
+const NOW = Date.parse('2026-11-29T12:00:00Z');
+const created = new Date(NOW - 60_000);
+
+function job(extra: Partial<V1Job> = {}): V1Job {
+  return { metadata: { name: 'stage', uid: 'u1' }, spec: { template: {} }, ...extra };
+}
+
+function pod(name: string, status: V1Pod['status']): V1Pod {
+  return { metadata: { name, creationTimestamp: created }, status };
+}
+
+describe('jobVerdict', () => {
+  test('the pod of a one-pod stage Job succeeding is the stage complete, before the Job says so', () => {
+    const v = jobVerdict(job(), [pod('stage-abc', { phase: 'Succeeded' })], NOW, 300);
+    expect(v).toEqual({ done: true, outcome: 'complete', reason: 'Complete', message: 'pod stage-abc succeeded' });
+  });
+
+  test('a Job of several completions is complete only by its condition', () => {
+    const several = job({ spec: { template: {}, completions: 2 } });
+    expect(jobVerdict(several, [pod('a', { phase: 'Succeeded' })], NOW, 300).done).toBe(false);
+    const complete = { ...several, status: { conditions: [{ type: 'Complete', status: 'True' }] } };
+    expect(jobVerdict(complete, [], NOW, 300)).toMatchObject({ done: true, outcome: 'complete' });
+  });
+
+  test('a Failed condition is the stage failed with its reason, even with a pod that succeeded earlier', () => {
+    const failed = job({
+      status: { conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'too many' }] },
+    });
+    expect(jobVerdict(failed, [pod('a', { phase: 'Failed' })], NOW, 300)).toEqual({
+      done: true,
+      outcome: 'failed',
+      reason: 'BackoffLimitExceeded',
+      message: 'too many',
+    });
+  });
+
+  test('a running pod is not an outcome; its status says where it is', () => {
+    const v = jobVerdict(job({ status: { active: 1 } }), [pod('a', { phase: 'Running' })], NOW, 300);
+    expect(v).toEqual({ done: false, status: 'active=1 failed=0 succeeded=0 a:Running' });
+  });
+
+  test('an image that cannot be pulled fails the stage only after the grace period', () => {
+    const stuck = pod('a', {
+      phase: 'Pending',
+      containerStatuses: [
+        {
+          name: 'pkg',
+          image: 'registry.example/missing:1',
+          imageID: '',
+          ready: false,
+          restartCount: 0,
+          state: { waiting: { reason: 'ImagePullBackOff' } },
+        },
+      ],
+    });
+    expect(jobVerdict(job(), [stuck], NOW, 120).done).toBe(false);
+    expect(jobVerdict(job(), [stuck], NOW, 30)).toMatchObject({
+      done: true,
+      outcome: 'failed',
+      reason: 'ImagePullBackOff',
+    });
+  });
+});
+
+describe('rawPodVerdict', () => {
+  const spec = { containers: [], initContainers: [{ name: 'init' }, { name: 'apply' }] };
+  const init = (name: string, exitCode: number) => ({
+    name,
+    image: 'i',
+    imageID: '',
+    ready: false,
+    restartCount: 0,
+    state: { terminated: { exitCode, finishedAt: created } },
+  });
+
+  test('a legacy raw pod is complete when its last init container exited 0, its pause still running', () => {
+    const p = {
+      ...pod('legacy', { phase: 'Running', initContainerStatuses: [init('init', 0), init('apply', 0)] }),
+      spec,
+    };
+    expect(rawPodVerdict(p, NOW, 300)).toMatchObject({ done: true, outcome: 'complete' });
+  });
+
+  test('a legacy raw pod whose init container exited non-zero failed, naming the container and exit code', () => {
+    const p = {
+      ...pod('legacy', { phase: 'Running', initContainerStatuses: [init('init', 0), init('apply', 3)] }),
+      spec,
+    };
+    expect(rawPodVerdict(p, NOW, 300)).toMatchObject({
+      done: true,
+      outcome: 'failed',
+      message: 'init container apply of pod legacy failed (exit 3)',
+    });
+  });
+});
