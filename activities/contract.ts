@@ -52,12 +52,17 @@ export interface StageJobRef {
   jobName: string;
 }
 
+/** A finished stage's Job (or adopted legacy Pod) to delete once its outcome is recorded (G3). */
+export type FinishedStageJob = StageJobRef & { failed?: boolean; podNamespace?: string };
+
 export interface WriteNodeStateInput extends RolloutRef {
   node: string;
   state: NodeState;
   status: Status;
   /** The annotation value Keelson last wrote (null: none yet); the patch tests it before replacing. */
   previous: string | null;
+  /** Finished stage Jobs whose outcomes this state records: deleted once it is written (as deleteStageJob). */
+  deleteJobs?: FinishedStageJob[];
 }
 
 export interface NodeFacts {
@@ -95,7 +100,7 @@ export interface KeelsonActivities {
    * Delete a finished Job; called only after its outcome is in node state (G3). A failed one (`failed`) is deleted
    * only when the worker's Job retention is 0 ("delete once recorded"); otherwise it keeps its logs for the TTL.
    */
-  deleteStageJob(input: StageJobRef & { failed?: boolean; podNamespace?: string }): Promise<void>;
+  deleteStageJob(input: FinishedStageJob): Promise<void>;
   /** Whole-state write with a test-then-replace JSON Patch; returns the annotation value written (G1). */
   writeNodeState(input: WriteNodeStateInput): Promise<{ written: string }>;
   /** The node-state annotation as an operator or an earlier Keelson left it (migration), and node facts. */

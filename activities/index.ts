@@ -75,6 +75,8 @@ export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetric
       try {
         const out = await writeNodeState(clients, prefix, input);
         metrics?.nodeStateWritten(input);
+        // G3: a retry after a failed delete writes again (a no-op: the value is already there) before deleting.
+        for (const job of input.deleteJobs ?? []) await stageJobs.deleteStageJob(job);
         return out;
       } catch (err) {
         if ((err as { type?: string }).type === 'ForeignNodeStateWrite') metrics?.nodeStateConflict(input.rollout);

@@ -1,5 +1,5 @@
 import { condition, getExternalWorkflowHandle, log, patched, proxyActivities } from '@temporalio/workflow';
-import type { KeelsonActivities, RolloutRef } from '../activities/contract';
+import type { FinishedStageJob, KeelsonActivities, RolloutRef } from '../activities/contract';
 import { encodeNodeState, type NodeState, type Status } from '../model';
 import { nodeProgressSignal, rolloutWorkflowId } from './messages';
 
@@ -7,7 +7,7 @@ import { nodeProgressSignal, rolloutWorkflowId } from './messages';
 // queue holds snapshots taken at transition time, so a later transition can never be overtaken by an earlier one;
 // of consecutive snapshots of one rollout only the last is written, never an older one after a newer.
 
-const { writeNodeState } = proxyActivities<KeelsonActivities>({
+const { writeNodeState, deleteStageJob } = proxyActivities<KeelsonActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1s', maximumInterval: '30s' },
 });
@@ -23,6 +23,8 @@ export class NodeStateWriter {
   private queued = 0;
   private written = 0;
   private inFlight = false;
+  /** Jobs to delete once the snapshots published before them (`after`, a count) are written (G3). */
+  private readonly deletes: { job: FinishedStageJob; after: number }[] = [];
 
   /** `previous` holds, per rollout, the annotation value Keelson last wrote (carried across continue-as-new). */
   constructor(
@@ -47,14 +49,34 @@ export class NodeStateWriter {
     return condition(() => this.written >= target);
   }
 
+  /**
+   * G3: deletes a finished stage's Job once everything published so far is on the Node, in the same activity as the
+   * write that puts it there (one activity per stage instead of two), or alone when that write has already happened.
+   */
+  deleteAfterWrite(job: FinishedStageJob): void {
+    this.deletes.push({ job, after: this.queued });
+  }
+
+  /** Whether a Job is waiting for its deletion: a stage of the same name must not start and adopt it meanwhile. */
+  deleting(jobName: string): boolean {
+    return this.deletes.some((d) => d.job.jobName === jobName);
+  }
+
   idle(): boolean {
-    return this.queue.length === 0 && !this.inFlight;
+    return this.queue.length === 0 && !this.inFlight && this.deletes.length === 0;
   }
 
   /** The single writer loop; started once per run. */
   async run(): Promise<never> {
     for (;;) {
-      await condition(() => this.queue.length > 0);
+      await condition(() => this.queue.length > 0 || this.deletes.length > 0);
+      if (this.queue.length === 0) {
+        // Everything published is written: the deletes are due now, with no write to ride on.
+        this.inFlight = true;
+        for (const d of this.deletes.splice(0)) await deleteStageJob(d.job);
+        this.inFlight = false;
+        continue;
+      }
       let next = this.queue.shift()!;
       let taken = 1;
       // A later snapshot of the same rollout holds all an earlier one did (a stage's end and the next stage's start
@@ -64,10 +86,14 @@ export class NodeStateWriter {
         taken++;
       }
       this.inFlight = true;
+      const upTo = this.written + taken;
+      const due = this.deletes.filter((d) => d.after <= upTo);
+      this.deletes.splice(0, due.length);
       const { written } = await writeNodeState({
         ...next,
         node: this.node,
         previous: this.previous[next.rollout] ?? null,
+        ...(due.length > 0 && { deleteJobs: due.map((d) => d.job) }),
       });
       this.previous[next.rollout] = written;
       await this.report(next);

@@ -325,7 +325,8 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     const r = s.rollouts[name]!;
     const key = `${name}|${entryKey(pkg.name, pkg.version)}|${stage}`;
     const jobName = stageJobName({ rollout: name, package: pkg.name, version: pkg.version, stage, node });
-    if (runs.has(key) || pendingDeletes.has(jobName) || tasks.has(recordTask(jobName))) return;
+    if (runs.has(key) || pendingDeletes.has(jobName) || tasks.has(recordTask(jobName)) || writer.deleting(jobName))
+      return;
     r.state = startStage(r.state, pkg, stage);
     r.stageStarted[key] ??= Date.now();
     const run = new StageRun(
@@ -370,13 +371,19 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         : recordStageFailure(r.state, key, stage, { ...outcome, lastError: `${result.reason}: ${result.logTail}` });
     publish(name);
     const ref = { jobName: result.jobName, ...(result.podNamespace && { podNamespace: result.podNamespace }) };
+    // The Job goes with the write that records its outcome, and the next stage need not wait for either; a run of
+    // the same Job name waits for the delete (start). Patched, newest first: histories before them deleted in an
+    // activity of its own after the write, and before that waited for both here.
+    if (patched('delete-with-node-state-write')) {
+      if (result.outcome === 'complete') writer.deleteAfterWrite(ref);
+      else if (patched('delete-failed-job-once-recorded')) writer.deleteAfterWrite({ ...ref, failed: true });
+      return;
+    }
     const cleanUp = async () => {
       await writer.flush();
       if (result.outcome === 'complete') await kube.deleteStageJob(ref);
       else if (patched('delete-failed-job-once-recorded')) await kube.deleteStageJob({ ...ref, failed: true });
     };
-    // The next stage need not wait for the write and the delete (two activity round trips per stage); a run of the
-    // same Job name waits for them (start). Patched: histories before it waited here.
     if (patched('record-in-background')) spawn(recordTask(result.jobName), cleanUp);
     else await cleanUp();
   }

@@ -1,5 +1,5 @@
 import type { V1Job, V1Node } from '@kubernetes/client-node';
-import type { RunStageInput } from '../../activities/contract';
+import type { FinishedStageJob, RunStageInput, WriteNodeStateInput } from '../../activities/contract';
 import { STAGES, type Stage } from '../../model';
 import { ConfigError, loadConfig } from '../../workers/config';
 import { nodeWorkflowId } from '../../workflows/messages';
@@ -212,12 +212,20 @@ describe('a worker with KEELSON_JOB_RETENTION_SECONDS=600', () => {
     const node = nodes[2]!;
     const rollout = 'kept';
     await runBadAndGood(w, node, rollout);
-    // The node workflow has asked to delete the failed Job once recorded, and the worker kept it (retention > 0).
+    // The node workflow has asked to delete the failed Job once recorded (with the write that records it, or alone),
+    // and the worker kept it (retention > 0).
     await eventually(
-      'deleteStageJob of the failed Job done',
+      'the delete of the failed Job done',
       async () => {
-        const deletes = await w.scheduled(nodeWorkflowId(w.cluster, node), 'deleteStageJob');
-        expect(deletes.filter((d) => (d.input as { failed?: boolean }).failed && d.completed)).toHaveLength(1);
+        const id = nodeWorkflowId(w.cluster, node);
+        const asked = [
+          ...(await w.scheduled(id, 'deleteStageJob')).map((d) => ({ ...d, jobs: [d.input as FinishedStageJob] })),
+          ...(await w.scheduled(id, 'writeNodeState')).map((d) => ({
+            ...d,
+            jobs: (d.input as WriteNodeStateInput).deleteJobs ?? [],
+          })),
+        ];
+        expect(asked.filter((d) => d.completed && d.jobs.some((j) => j.failed))).toHaveLength(1);
       },
       LONG,
     );

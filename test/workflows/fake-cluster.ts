@@ -167,6 +167,11 @@ export class FakeCluster {
           status: input.status,
           at: Date.now(),
         });
+        // As the real activity: the Jobs whose outcomes this write records go after it.
+        for (const job of input.deleteJobs ?? []) {
+          record('deleteStageJob', job);
+          this.jobs.delete(job.jobName);
+        }
         return { written };
       },
       readNode: async (input) => {
