@@ -341,6 +341,10 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   }
   try {
     for (;;) {
+      // A signal handled while this pass awaits (an activity, a send) wakes the next pass; cleared only at the end,
+      // such a wake-up was lost until the relist timer. Patched: histories before it cleared it there.
+      const wakeKept = patched('rollout-wake-not-lost');
+      if (wakeKept) wake = false;
       if (relistDue) {
         await relist();
         relistDue = false;
@@ -356,7 +360,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
         if (s.outbox.length === 0)
           await continueAsNew<typeof rolloutWorkflow>({ ...input, options, spec: s.spec, carried: s });
       }
-      wake = false;
+      if (!wakeKept) wake = false;
       if (!(await condition(() => wake, options.relistInterval))) relistDue = true;
     }
   } catch (err) {
