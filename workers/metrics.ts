@@ -52,7 +52,7 @@ export const METRICS: readonly MetricDescription[] = [
     name: 'keelson_stage_transitions_total',
     type: 'counter',
     labels: ['rollout', 'package', 'version', 'stage', 'state'],
-    help: 'package entries that moved to this stage and state on a node (counted at each node-state write)',
+    help: "package entries that moved to this stage and state on a node (counted at each node-state write; a stage end written together with the next stage's start counts only the latter)",
   },
   {
     name: 'keelson_node_state_writes_total',
