@@ -56,7 +56,9 @@ syncBuiltinESMExports();
 function flush() {
   if (!file) return;
   try {
-    fs.writeFileSync(file, JSON.stringify(counts));
+    // Written aside and renamed: a SIGKILL mid-write must not leave a truncated file for the bench to read.
+    fs.writeFileSync(`${file}.tmp`, JSON.stringify(counts));
+    fs.renameSync(`${file}.tmp`, file);
   } catch {
     // the bench reads what it can
   }
