@@ -63,17 +63,6 @@ export function jobVerdict(job: V1Job, pods: readonly V1Pod[], nowMs: number, gr
   if (failed) {
     return { done: true, outcome: 'failed', reason: failed.reason ?? 'Failed', message: failed.message ?? '' };
   }
-  // A stage Job runs one pod to completion: its success is the stage's, a second or more before the Job controller,
-  // which batches pod events, writes Complete.
-  const succeeded = (job.spec?.completions ?? 1) === 1 && pods.find((p) => p.status?.phase === 'Succeeded');
-  if (succeeded) {
-    return {
-      done: true,
-      outcome: 'complete',
-      reason: 'Complete',
-      message: `pod ${succeeded.metadata?.name} succeeded`,
-    };
-  }
   const failing = conditions.find((c) => c.type === 'FailureTarget');
   const pull = job.spec?.suspend ? undefined : imagePullFailure(pods, nowMs, graceSeconds);
   if (pull) return pull;

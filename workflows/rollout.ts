@@ -244,31 +244,6 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     else await handle.signal(NODE_CONTROL[m.kind], { rollout: name, ...m.actor });
   }
 
-  /**
-   * Sends what the handlers queued: in order for each node, the nodes at once. One at a time, a batch of 20 admitted
-   * nodes and their permits waited 40 round trips through Temporal (seconds each on a busy machine). Patched:
-   * histories before it sent one message at a time.
-   */
-  async function sendOutbox(): Promise<void> {
-    while (s.outbox.length > 0) {
-      if (!patched('send-to-nodes-at-once')) {
-        await send(s.outbox[0]!);
-        s.outbox.shift();
-        continue;
-      }
-      const byNode = new Map<string, Outgoing[]>();
-      for (const m of s.outbox) byNode.set(m.node, [...(byNode.get(m.node) ?? []), m]);
-      await Promise.all(
-        [...byNode.values()].map(async (messages) => {
-          for (const m of messages) {
-            await send(m);
-            s.outbox.splice(s.outbox.indexOf(m), 1);
-          }
-        }),
-      );
-    }
-  }
-
   async function forgetOn(node: string): Promise<void> {
     try {
       await getExternalWorkflowHandle(nodeWorkflowId(cluster, node)).signal(forgetSignal, { rollout: name });
@@ -341,9 +316,10 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   }
   try {
     for (;;) {
-      // A signal handled while this pass awaits (an activity, a send) wakes the next pass; cleared only at the end,
-      // such a wake-up was lost until the relist timer. Patched: histories before it cleared it there.
-      const wakeKept = patched('rollout-wake-not-lost');
+      // A signal handled while a pass awaits (an activity, a send) starts the next pass at once; cleared only at the
+      // end, such a wake-up was lost until the relist timer and a finished batch did not advance. Patched: histories
+      // before it cleared it there.
+      const wakeKept = patched('rollout-wake-kept');
       if (wakeKept) wake = false;
       if (relistDue) {
         await relist();
@@ -351,7 +327,10 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       }
       admit();
       resetBatchesOnCompletion();
-      await sendOutbox();
+      while (s.outbox.length > 0) {
+        await send(s.outbox[0]!);
+        s.outbox.shift();
+      }
       await removeRuntimeTaints();
       showInUi();
       const info = workflowInfo();
@@ -360,6 +339,8 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
         if (s.outbox.length === 0)
           await continueAsNew<typeof rolloutWorkflow>({ ...input, options, spec: s.spec, carried: s });
       }
+      // No condition timer when already woken: one started and cancelled in the same task is never sent.
+      if (wakeKept && wake) continue;
       if (!wakeKept) wake = false;
       if (!(await condition(() => wake, options.relistInterval))) relistDue = true;
     }

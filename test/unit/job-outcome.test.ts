@@ -13,19 +13,14 @@ function pod(name: string, status: V1Pod['status']): V1Pod {
 }
 
 describe('jobVerdict', () => {
-  test('the pod of a one-pod stage Job succeeding is the stage complete, before the Job says so', () => {
+  test('a succeeded pod is not the stage complete until the Job controller says so', () => {
     const v = jobVerdict(job(), [pod('stage-abc', { phase: 'Succeeded' })], NOW, 300);
-    expect(v).toEqual({ done: true, outcome: 'complete', reason: 'Complete', message: 'pod stage-abc succeeded' });
+    expect(v.done).toBe(false);
+    const complete = job({ status: { conditions: [{ type: 'Complete', status: 'True' }] } });
+    expect(jobVerdict(complete, [], NOW, 300)).toMatchObject({ done: true, outcome: 'complete', reason: 'Complete' });
   });
 
-  test('a Job of several completions is complete only by its condition', () => {
-    const several = job({ spec: { template: {}, completions: 2 } });
-    expect(jobVerdict(several, [pod('a', { phase: 'Succeeded' })], NOW, 300).done).toBe(false);
-    const complete = { ...several, status: { conditions: [{ type: 'Complete', status: 'True' }] } };
-    expect(jobVerdict(complete, [], NOW, 300)).toMatchObject({ done: true, outcome: 'complete' });
-  });
-
-  test('a Failed condition is the stage failed with its reason, even with a pod that succeeded earlier', () => {
+  test('a Failed condition is the stage failed with its reason', () => {
     const failed = job({
       status: { conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'too many' }] },
     });
