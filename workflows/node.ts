@@ -81,9 +81,6 @@ export interface NodeWorkflowInput extends NodeWorkflowStart {
 
 const RETRY_PAUSE = '10 seconds';
 
-/** The task that writes a stage's outcome to the Node and then deletes its Job (G3). */
-const recordTask = (jobName: string) => `record:${jobName}`;
-
 export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   const { cluster, node } = input;
   const s: NodeCarried = input.carried ?? {
@@ -325,8 +322,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     const r = s.rollouts[name]!;
     const key = `${name}|${entryKey(pkg.name, pkg.version)}|${stage}`;
     const jobName = stageJobName({ rollout: name, package: pkg.name, version: pkg.version, stage, node });
-    if (runs.has(key) || pendingDeletes.has(jobName) || tasks.has(recordTask(jobName)) || writer.deleting(jobName))
-      return;
+    if (runs.has(key) || pendingDeletes.has(jobName) || writer.deleting(jobName)) return;
     r.state = startStage(r.state, pkg, stage);
     r.stageStarted[key] ??= Date.now();
     const run = new StageRun(
@@ -372,20 +368,16 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     publish(name);
     const ref = { jobName: result.jobName, ...(result.podNamespace && { podNamespace: result.podNamespace }) };
     // The Job goes with the write that records its outcome, and the next stage need not wait for either; a run of
-    // the same Job name waits for the delete (start). Patched, newest first: histories before them deleted in an
-    // activity of its own after the write, and before that waited for both here.
+    // the same Job name waits for the delete (start). Patched: histories before it waited here for the write, then
+    // deleted in an activity of its own.
     if (patched('delete-with-node-state-write')) {
       if (result.outcome === 'complete') writer.deleteAfterWrite(ref);
       else if (patched('delete-failed-job-once-recorded')) writer.deleteAfterWrite({ ...ref, failed: true });
       return;
     }
-    const cleanUp = async () => {
-      await writer.flush();
-      if (result.outcome === 'complete') await kube.deleteStageJob(ref);
-      else if (patched('delete-failed-job-once-recorded')) await kube.deleteStageJob({ ...ref, failed: true });
-    };
-    if (patched('record-in-background')) spawn(recordTask(result.jobName), cleanUp);
-    else await cleanUp();
+    await writer.flush();
+    if (result.outcome === 'complete') await kube.deleteStageJob(ref);
+    else if (patched('delete-failed-job-once-recorded')) await kube.deleteStageJob({ ...ref, failed: true });
   }
 
   async function request(name: string): Promise<void> {
