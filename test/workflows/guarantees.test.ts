@@ -76,7 +76,8 @@ test('G1 concurrent completions and a spec update mid-flight never move a writte
 
 test('G4 a new stageTimeout patches the running Job deadline and waits again with the time left', async () => {
   const cluster = new FakeCluster(['node-1']);
-  cluster.script = () => ({ ms: 4000 });
+  // Long enough that the update reaches the running stage on a loaded machine.
+  cluster.script = () => ({ ms: 10_000 });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
     const { handle, spec } = await start(cluster, 'g4', { aa: pkg('aa') }, taskQueue, { stageTimeout: '1h' });
     await eventually(() => expect(cluster.callsOf('runStage')).toHaveLength(1));
@@ -107,7 +108,8 @@ test('G4 a new stageTimeout patches the running Job deadline and waits again wit
 
 test('G5 pause then disable never resumes a suspended stage', async () => {
   const cluster = new FakeCluster(['node-1']);
-  cluster.script = () => ({ ms: 2000 });
+  // Long enough that the pause reaches the stage before it ends, even on a loaded machine; the test never waits it out.
+  cluster.script = () => ({ ms: 60_000 });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
     const { handle } = await start(cluster, 'g5p', { aa: pkg('aa') }, taskQueue);
     await eventually(() => expect(cluster.callsOf('runStage')).toHaveLength(1));
