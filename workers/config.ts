@@ -142,8 +142,8 @@ export const WorkerConfigSchema = z
       .describe('CA certificate file of the Temporal server; unset: system CAs'),
     TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional().describe('TLS server name override (SNI)'),
     TEMPORAL_API_KEY: z.string().min(1).optional().describe('Temporal Cloud API key (implies TLS)'),
-    KEELSON_MAX_CONCURRENT_ACTIVITIES: int(1, 10_000, 100).describe(
-      'activities one worker runs at once (stage waits, drains, node-state writes)',
+    KEELSON_MAX_CONCURRENT_ACTIVITIES: int(1, 10_000, 1_000).describe(
+      'activities one worker runs at once (stage waits, drains, node-state writes); every node in a stage holds one for the whole stage, so keep it well above the nodes in flight, or short calls queue behind the waits',
     ),
     KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS: int(1, 1_000, 40).describe('workflow tasks one worker runs at once'),
     KEELSON_SHUTDOWN_GRACE_SECONDS: seconds(0, 3_600, 25).describe(

@@ -1,12 +1,13 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { KeelsonActivities } from '../activities/contract';
+import { SHORT_CALL_TIMEOUT } from './activity-timeouts';
 import { STAGE_HEARTBEAT_TIMEOUT_SECONDS } from './stage-run';
 
 // Activity proxies of the node workflow whose timeouts do not depend on a stage. Kubernetes calls are retried
 // until they succeed: a node workflow has nothing better to do than try again.
 
 export const kube = proxyActivities<KeelsonActivities>({
-  startToCloseTimeout: '2 minutes',
+  startToCloseTimeout: SHORT_CALL_TIMEOUT,
   retry: { initialInterval: '1s', maximumInterval: '1 minute' },
 });
 

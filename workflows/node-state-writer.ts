@@ -1,5 +1,6 @@
 import { condition, getExternalWorkflowHandle, log, patched, proxyActivities } from '@temporalio/workflow';
 import type { FinishedStageJob, KeelsonActivities, RolloutRef } from '../activities/contract';
+import { SHORT_CALL_TIMEOUT } from './activity-timeouts';
 import { encodeNodeState, type NodeState, type Status } from '../model';
 import { nodeProgressSignal, rolloutWorkflowId } from './messages';
 
@@ -8,7 +9,7 @@ import { nodeProgressSignal, rolloutWorkflowId } from './messages';
 // of consecutive snapshots of one rollout only the last is written, never an older one after a newer.
 
 const { writeNodeState, deleteStageJob } = proxyActivities<KeelsonActivities>({
-  startToCloseTimeout: '1 minute',
+  startToCloseTimeout: SHORT_CALL_TIMEOUT,
   retry: { initialInterval: '1s', maximumInterval: '30s' },
 });
 

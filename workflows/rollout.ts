@@ -25,6 +25,7 @@ import {
   type RolloutSpec,
 } from '../model';
 import { untoleratedTaint } from '../model/taints';
+import { SHORT_CALL_TIMEOUT } from './activity-timeouts';
 import { admitNext, newCompartmentBatch, type AdmissionMode } from './batch-admission';
 import { dropNode, grantPermits, newPermitState, releasePermit, requestPermit } from './interrupt-permits';
 import {
@@ -96,7 +97,7 @@ type Outgoing =
   | { node: string; kind: 'grant'; permit: string };
 
 const act = proxyActivities<KeelsonActivities>({
-  startToCloseTimeout: '2 minutes',
+  startToCloseTimeout: SHORT_CALL_TIMEOUT,
   retry: { initialInterval: '1s', maximumInterval: '1 minute' },
 });
 
@@ -244,6 +245,33 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     else await handle.signal(NODE_CONTROL[m.kind], { rollout: name, ...m.actor });
   }
 
+  /**
+   * Sends what the handlers queued: in order for each node, the nodes at once. One at a time, a batch of 100 admitted
+   * nodes waited 100 activity round trips through Temporal before the last one started. Patched: histories before it
+   * sent one message at a time.
+   */
+  async function sendOutbox(): Promise<void> {
+    if (!patched('send-to-nodes-at-once')) {
+      while (s.outbox.length > 0) {
+        await send(s.outbox[0]!);
+        s.outbox.shift();
+      }
+      return;
+    }
+    while (s.outbox.length > 0) {
+      const byNode = new Map<string, Outgoing[]>();
+      for (const m of s.outbox) byNode.set(m.node, [...(byNode.get(m.node) ?? []), m]);
+      await Promise.all(
+        [...byNode.values()].map(async (messages) => {
+          for (const m of messages) {
+            await send(m);
+            s.outbox.splice(s.outbox.indexOf(m), 1);
+          }
+        }),
+      );
+    }
+  }
+
   async function forgetOn(node: string): Promise<void> {
     try {
       await getExternalWorkflowHandle(nodeWorkflowId(cluster, node)).signal(forgetSignal, { rollout: name });
@@ -327,10 +355,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       }
       admit();
       resetBatchesOnCompletion();
-      while (s.outbox.length > 0) {
-        await send(s.outbox[0]!);
-        s.outbox.shift();
-      }
+      await sendOutbox();
       await removeRuntimeTaints();
       showInUi();
       const info = workflowInfo();

@@ -6,13 +6,14 @@ import {
   proxyActivities,
 } from '@temporalio/workflow';
 import type { KeelsonActivities, RunStageInput, StageResult } from '../activities/contract';
+import { SHORT_CALL_TIMEOUT } from './activity-timeouts';
 
 // One stage of one package on one node, waited for through runStage. The wait restarts, without touching the Job,
 // when the stage timeout changes (G4: the Job's deadline is patched and the wait resumes with the time left) and
 // when the rollout is paused or disabled (G5: the Job is suspended and nothing resumes it until both are lifted).
 
 const { setStageDeadline, suspendStageJob } = proxyActivities<KeelsonActivities>({
-  startToCloseTimeout: '1 minute',
+  startToCloseTimeout: SHORT_CALL_TIMEOUT,
   retry: { initialInterval: '1s', maximumInterval: '30s' },
 });
 

@@ -61,6 +61,11 @@ export interface ScenarioResult {
   checks: { duplicateJobs: string[]; backwards: string[]; leftCordoned: string[]; nodeStateUpdates: number };
 }
 
+/** How long a run may take before it is reported as not complete: 30 minutes, or 8 s a node on large fleets. */
+export function defaultTimeoutMs(nodes: number): number {
+  return Math.max(1_800_000, nodes * 8_000);
+}
+
 export const PACKAGES = ['tools', 'driver', 'tuning'] as const;
 /** The package that reboots: a node needs a permit, cordon and drain before its first stage. */
 export const INTERRUPTING = ['driver'];
@@ -131,7 +136,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
     const fault = o.duringRollout?.(fleet, () => jobRec.jobs.size);
     fault?.catch(() => undefined); // awaited (and so reported) below
     let lastLog = 0;
-    const t1 = await fleet.waitComplete(id, o.timeoutMs ?? 1_800_000, () => {
+    const t1 = await fleet.waitComplete(id, o.timeoutMs ?? defaultTimeoutMs(o.nodes), () => {
       if (Date.now() - lastLog > 15_000) {
         lastLog = Date.now();
         const done = [...jobRec.jobs.values()].filter((j) => j.seenComplete).length;

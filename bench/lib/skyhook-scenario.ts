@@ -15,7 +15,7 @@ import {
   total,
   type JobRecord,
 } from './fleet';
-import { INTERRUPTING, benchManifest } from './scenario';
+import { INTERRUPTING, benchManifest, defaultTimeoutMs } from './scenario';
 import { SkyhookOperator } from './skyhook-operator';
 
 // The bench rollout (bench/lib/scenario.ts benchManifest, unchanged) run by NVIDIA Skyhook's operator on fake nodes
@@ -206,7 +206,9 @@ export async function runSkyhookScenario(label: string, o: SkyhookScenarioOption
         const done = [...podRec.pods.values()].filter((p) => p.seenComplete !== undefined).length;
         log(`${label}: ${((Date.now() - t0) / 1000).toFixed(0)}s, ${done} stage pods complete`);
       }, 15_000);
-      const t1 = await untilComplete(fleet.kc, id, o.timeoutMs ?? 1_800_000).finally(() => clearInterval(progress));
+      const t1 = await untilComplete(fleet.kc, id, o.timeoutMs ?? defaultTimeoutMs(o.nodes)).finally(() =>
+        clearInterval(progress),
+      );
       const after = await apiserverRequests();
       // Late watch events and the operator's last requests of the pass that saw completion.
       await sleep(1500);

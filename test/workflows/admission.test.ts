@@ -125,3 +125,32 @@ test('runtimeRequired: the runtime-required taint is removed from each tainted n
   expect(off.cluster.callsOf('removeTaint')).toEqual([]);
   expect(off.cluster.nodes[0]!.taints).toEqual([taint]);
 }, 300_000); // two rollouts, each allowed 120 s to complete: the test's budget must cover both
+
+test('a batch is sent to its nodes at once, not one round trip after another', async () => {
+  const names = nodes(4, 'fanout');
+  const cluster = new FakeCluster(names);
+  cluster.ensureNodeWorkflowMs = 1500;
+  const spec = rolloutSpec('fanout', {
+    interruptionBudget: { count: 4 },
+    packages: { base: { version: '1.0.0', image: image('base') } },
+  });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
+      taskQueue,
+      workflowId: rolloutWorkflowId('fanout', spec.name),
+      args: [{ cluster: 'fanout', spec }],
+    });
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 120_000);
+    await handle.cancel();
+  });
+  // Each node's first desire: one after another, the last would start at least 3 × 1.5 s after the first.
+  const firstSends = names.map((n) =>
+    Math.min(
+      ...cluster
+        .callsOf('ensureNodeWorkflow')
+        .filter((c) => (c.input as { node: string }).node === n)
+        .map((c) => c.at),
+    ),
+  );
+  expect(Math.max(...firstSends) - Math.min(...firstSends)).toBeLessThan(1500);
+});

@@ -41,6 +41,8 @@ export class FakeCluster {
   stopped = false;
   readonly nodes: NodeFacts[];
   script: (input: RunStageInput) => StageScript = () => ({ ms: 100 });
+  /** How long starting or signalling a node workflow takes, as on a busy Temporal server. */
+  ensureNodeWorkflowMs = 0;
   /** What nodeTimeouts answers: the worker's settings, as a rollout reads them at its start. */
   nodeTimeouts: NodeTimeouts = {
     protectedPodsTimeoutSeconds: 3600,
@@ -211,6 +213,7 @@ export class FakeCluster {
       },
       ensureNodeWorkflow: async (input) => {
         record('ensureNodeWorkflow', input);
+        await new Promise((r) => setTimeout(r, this.ensureNodeWorkflowMs));
         await client.workflow.signalWithStart('nodeWorkflow', {
           workflowId: nodeWorkflowId(input.cluster, input.node),
           taskQueue,
