@@ -315,19 +315,39 @@ function readyAgainAt(nodeName: string, until: Date): void {
   setTimeout(
     () => {
       rebooting.delete(nodeName);
-      setNodeReady(nodeName, true)
-        .then(() => log(`node ${nodeName} Ready after reboot`))
-        .catch(report);
+      whenApiAnswers(`node ${nodeName} Ready after reboot`, () => setNodeReady(nodeName, true)).catch(report);
     },
     Math.max(0, until.getTime() - Date.now()),
   );
 }
 
+/**
+ * A machine reboots whether or not the API server answers, and its kubelet reports the new boot ID once it can:
+ * retried every second for up to ten minutes (a reboot lost to an API server outage left a rollout waiting for it).
+ * A node deleted meanwhile ends the attempts.
+ */
+async function whenApiAnswers(what: string, call: () => Promise<unknown>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await call();
+      log(what);
+      return;
+    } catch (err) {
+      if (isNotFound(err)) return;
+      if (attempt >= 600) throw err;
+      if (attempt === 1) log(`${what}: not reported yet (${String(err)}); retrying every second`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
 async function reboot(nodeName: string, notReadySeconds: number): Promise<void> {
   const bootID = randomUUID();
-  const until = new Date(Date.now() + notReadySeconds * 1000);
-  await setNodeReady(nodeName, false, until, bootID);
-  log(`node ${nodeName} rebooting: new boot ID ${bootID}, NotReady for ${notReadySeconds}s`);
+  let until = new Date();
+  await whenApiAnswers(`node ${nodeName} rebooting: new boot ID ${bootID}, NotReady for ${notReadySeconds}s`, () => {
+    until = new Date(Date.now() + notReadySeconds * 1000);
+    return setNodeReady(nodeName, false, until, bootID);
+  });
   readyAgainAt(nodeName, until);
 }
 
