@@ -1,6 +1,7 @@
 import type { RunStageInput } from '../../activities/contract';
-import { stageJobName } from '../../model';
+import { stageJobName, type RolloutSpec } from '../../model';
 import { rolloutWorkflow } from '../../workflows';
+import type { RolloutOptions } from '../../workflows/rollout';
 import { rolloutWorkflowId, statusQuery } from '../../workflows/messages';
 import { FakeCluster } from './fake-cluster';
 import { eventually, rolloutSpec, useTemporal, withWorker } from './env';
@@ -10,6 +11,14 @@ const t = useTemporal();
 const image = (n: string) => `ghcr.io/example/${n}`;
 const nodes = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}-${i + 1}`);
 const jobOf = (i: RunStageInput) => stageJobName({ ...i, package: i.package.name, version: i.package.version });
+
+function startRollout(taskQueue: string, cluster: string, spec: RolloutSpec, options?: Partial<RolloutOptions>) {
+  return t.env.client.workflow.start(rolloutWorkflow, {
+    taskQueue,
+    workflowId: rolloutWorkflowId(cluster, spec.name),
+    args: [{ cluster, spec, ...(options && { options }) }],
+  });
+}
 
 test('sliding-window admission: the next node starts as soon as one finishes, at most 2 in flight, complete', async () => {
   const names = nodes(5, 'window');
@@ -23,11 +32,7 @@ test('sliding-window admission: the next node starts as soon as one finishes, at
     packages: { base: { version: '1.0.0', image: image('base') } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
-      taskQueue,
-      workflowId: rolloutWorkflowId('window', spec.name),
-      args: [{ cluster: 'window', spec, options: { admission: 'sliding-window' } }],
-    });
+    const handle = await startRollout(taskQueue, 'window', spec, { admission: 'sliding-window' });
     let maxInProgress = 0;
     const poll = async () => {
       const st = await handle.query(statusQuery);
@@ -85,11 +90,7 @@ test('runtimeRequired: the runtime-required taint is removed from each tainted n
       },
     });
     await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-      const handle = await t.env.client.workflow.start(rolloutWorkflow, {
-        taskQueue,
-        workflowId: rolloutWorkflowId(name, spec.name),
-        args: [{ cluster: name, spec }],
-      });
+      const handle = await startRollout(taskQueue, name, spec);
       await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 120_000);
       if (runtimeRequired) await eventually(() => expect(cluster.callsOf('removeTaint')).toHaveLength(2), 60_000);
       else await new Promise((r) => setTimeout(r, 1000)); // time for a removal that should not come
@@ -135,11 +136,7 @@ test('a batch is sent to its nodes at once, not one round trip after another', a
     packages: { base: { version: '1.0.0', image: image('base') } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
-      taskQueue,
-      workflowId: rolloutWorkflowId('fanout', spec.name),
-      args: [{ cluster: 'fanout', spec }],
-    });
+    const handle = await startRollout(taskQueue, 'fanout', spec);
     await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 120_000);
     await handle.cancel();
   });
