@@ -7,7 +7,7 @@ import { createActivities, workloadInformer } from '../activities';
 import { makeClients, type Clients } from '../activities/clients';
 import { checkKubernetes } from '../activities/server-version';
 import { KEELSON_PREFIX } from '../model';
-import { statusQuery, type RolloutStatusView } from '../workflows/messages';
+import { QUERY_TIMEOUT_MS, statusQuery, type RolloutStatusView } from '../workflows/messages';
 import { activitySettings, ConfigError, loadConfig, type WorkerConfig } from './config';
 import { KeelsonMetrics, serveMetrics, type GaugeSources } from './metrics';
 
@@ -51,7 +51,8 @@ export function gaugeSources(config: WorkerConfig, temporal: Client, clients: Cl
       const query = `WorkflowType = 'rolloutWorkflow' AND ExecutionStatus = 'Running'`;
       for await (const wf of temporal.workflow.list({ query })) {
         if (!wf.workflowId.startsWith(idPrefix)) continue;
-        views.push(await temporal.workflow.getHandle(wf.workflowId).query(statusQuery));
+        const handle = temporal.workflow.getHandle(wf.workflowId);
+        views.push(await temporal.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => handle.query(statusQuery)));
       }
       return views;
     },

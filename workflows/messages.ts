@@ -161,3 +161,10 @@ export const enableSignal = defineSignal<[Actor]>('enable');
 export const updateSpecUpdate = defineUpdate<{ generation: number }, [RolloutSpec]>('updateSpec');
 export const resetBatchesUpdate = defineUpdate<void, []>('resetBatches');
 export const statusQuery = defineQuery<RolloutStatusView>('status');
+
+/**
+ * How long a caller waits for a query's answer: shorter than the 10 s a query waits on a crashed worker's sticky
+ * queue before Temporal hands it to another worker, so no query sent before a crash reaches a successor that has not
+ * yet rebuilt the workflow (docs/operations.md, "A worker crash and status queries").
+ */
+export const QUERY_TIMEOUT_MS = 8_000;

@@ -11,6 +11,7 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  sleep,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -317,23 +318,45 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     }
   }
 
-  function showInUi(): void {
+  /**
+   * The search attributes (a command each time they change) and the Web UI details (no command). With `steady`, the
+   * attributes change only with the status or the package list, so a pass that only folds in progress reports sends
+   * no command at all (docs/operations.md, "A worker crash and status queries").
+   */
+  function showInUi(steady: boolean): void {
     const view = rolloutStatusView(s, compartments());
-    const text = `${view.status} ${view.completeNodes} ${view.permits.join(',')}`;
+    const packages = Object.keys(s.spec.spec.packages).sort();
+    const text = steady
+      ? `${view.status} ${packages.join(',')}`
+      : `${view.status} ${view.completeNodes} ${view.permits.join(',')}`;
+    const details =
+      `**rollout** ${name} (generation ${s.generation}): **${view.status}**, ${view.completeNodes} nodes complete\n` +
+      `- interrupt permits held by: ${view.permits.join(', ') || 'none'}\n` +
+      Object.entries(view.compartmentStatuses)
+        .map(([c, v]) => `- compartment ${c}: batch ${v.batchState.currentBatch}, ${v.inProgress} in progress`)
+        .join('\n');
+    if (steady) setCurrentDetails(details);
     if (text === shown) return;
     shown = text;
     upsertSearchAttributes([
       { key: rolloutKey, value: [name] },
-      { key: packageKey, value: Object.keys(s.spec.spec.packages).sort() },
+      { key: packageKey, value: packages },
       { key: stateKey, value: view.status },
     ]);
-    setCurrentDetails(
-      `**rollout** ${name} (generation ${s.generation}): **${view.status}**, ${view.completeNodes} nodes complete\n` +
-        `- interrupt permits held by: ${view.permits.join(', ') || 'none'}\n` +
-        Object.entries(view.compartmentStatuses)
-          .map(([c, v]) => `- compartment ${c}: batch ${v.batchState.currentBatch}, ${v.inProgress} in progress`)
-          .join('\n'),
-    );
+    if (!steady) setCurrentDetails(details);
+  }
+
+  /** Lists the nodes again every relistInterval, however busy the rollout is: one timer per interval. */
+  async function relistClock(): Promise<void> {
+    try {
+      for (;;) {
+        await sleep(options.relistInterval);
+        relistDue = true;
+        poke();
+      }
+    } catch (err) {
+      if (!isCancellation(err)) throw err;
+    }
   }
 
   // Node timeouts and the drain policy are the worker's settings unless the starter gave them: read once, at the
@@ -342,6 +365,11 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   if (input.options?.node === undefined && input.carried === undefined && patched('rollout-node-timeouts')) {
     options = { ...options, node: { ...options.node, ...(await act.nodeTimeouts()) } };
   }
+  // Passes send commands only for work (sends, activities, a changed status): no condition timer per pass, whose
+  // start and cancel made up a quarter of the history, and which a pass that only folded in progress reports sent
+  // anyway. Patched: histories before it started a relist timer on every pass and upserted on every count change.
+  const steady = patched('rollout-steady-commands');
+  if (steady) void relistClock();
   try {
     for (;;) {
       // A signal handled while a pass awaits (an activity, a send) starts the next pass at once; cleared only at the
@@ -357,7 +385,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       resetBatchesOnCompletion();
       await sendOutbox();
       await removeRuntimeTaints();
-      showInUi();
+      showInUi(steady);
       const info = workflowInfo();
       if (info.continueAsNewSuggested || info.historyLength > options.historyEventLimit) {
         await condition(allHandlersFinished);
@@ -366,6 +394,10 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       }
       // No condition timer when already woken: one started and cancelled in the same task is never sent.
       if (wakeKept && wake) continue;
+      if (steady) {
+        await condition(() => wake);
+        continue;
+      }
       if (!wakeKept) wake = false;
       if (!(await condition(() => wake, options.relistInterval))) relistDue = true;
     }

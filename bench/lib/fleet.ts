@@ -6,6 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { BatchV1Api, CoreV1Api, KubeConfig, Watch, type V1Job, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
 import { KeelsonClient } from '../../client/lib';
 import { ClientSettingsSchema } from '../../client/lib/settings';
 import { parseRolloutDocuments, type RolloutSpec } from '../../model';
@@ -277,6 +279,29 @@ export class Fleet {
       byType[w.type] = (byType[w.type] ?? 0) + d.historyLength;
     }
     return { workflows, events, byType };
+  }
+
+  /**
+   * Replays the history of every workflow run on this fleet's task queue (closed runs too) against the workflow code
+   * the worker ran, and writes each history to `<dir>/histories/` (the replay fixture format). A nondeterminism is
+   * returned with its workflow ID and message, so a run that stalls on one fails with its cause.
+   */
+  async replayHistories(): Promise<{ workflows: number; failures: string[]; dir: string }> {
+    const dir = path.join(this.dir, 'histories');
+    fs.mkdirSync(dir, { recursive: true });
+    const histories = [];
+    for await (const w of this.temporal!.workflow.list({ query: `TaskQueue="${this.taskQueue}"` })) {
+      const history = await this.temporal!.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
+      const file = path.join(dir, `${w.workflowId.replace(/[^A-Za-z0-9-]+/g, '_')}-${w.runId}.json`);
+      fs.writeFileSync(file, `{"workflowId":${JSON.stringify(w.workflowId)},"history":${historyToJSON(history)}}\n`);
+      histories.push({ workflowId: w.workflowId, history });
+    }
+    const failures: string[] = [];
+    const code = this.workflowBundle ? { workflowBundle: { codePath: this.workflowBundle } } : {};
+    for await (const r of Worker.runReplayHistories(code, histories)) {
+      if (r.error) failures.push(`${r.workflowId}: ${r.error.message}`);
+    }
+    return { workflows: histories.length, failures, dir };
   }
 
   async stop(opts: { deleteNamespace?: boolean } = {}): Promise<void> {

@@ -58,6 +58,8 @@ export interface ScenarioResult {
   workerPeakRssMiB: number;
   workerRestarts: number;
   history: { workflows: number; events: number; perNodeStage: number; byType: Record<string, number> };
+  /** Every workflow run's history replayed against the code that ran it: runs replayed, nondeterminism failures. */
+  replay: { workflows: number; failures: string[]; dir: string };
   checks: { duplicateJobs: string[]; backwards: string[]; leftCordoned: string[]; nodeStateUpdates: number };
 }
 
@@ -136,15 +138,23 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
     const fault = o.duringRollout?.(fleet, () => jobRec.jobs.size);
     fault?.catch(() => undefined); // awaited (and so reported) below
     let lastLog = 0;
-    const t1 = await fleet.waitComplete(id, o.timeoutMs ?? defaultTimeoutMs(o.nodes), () => {
-      if (Date.now() - lastLog > 15_000) {
-        lastLog = Date.now();
-        const done = [...jobRec.jobs.values()].filter((j) => j.seenComplete).length;
-        log(
-          `${label}: ${((Date.now() - t0) / 1000).toFixed(0)}s, ${done} stage Jobs complete, worker rss ${(fleet.rssKb() / 1024).toFixed(0)} MiB`,
+    const t1 = await fleet
+      .waitComplete(id, o.timeoutMs ?? defaultTimeoutMs(o.nodes), () => {
+        if (Date.now() - lastLog > 15_000) {
+          lastLog = Date.now();
+          const done = [...jobRec.jobs.values()].filter((j) => j.seenComplete).length;
+          log(
+            `${label}: ${((Date.now() - t0) / 1000).toFixed(0)}s, ${done} stage Jobs complete, worker rss ${(fleet.rssKb() / 1024).toFixed(0)} MiB`,
+          );
+        }
+      })
+      .catch(async (err: unknown) => {
+        // A rollout that stalls on a nondeterminism would otherwise only say "not complete": name the cause.
+        const replay = await fleet.replayHistories().catch((e: unknown) => ({ failures: [String(e)] }));
+        throw new Error(
+          `${err instanceof Error ? err.message : String(err)}; replay: ${replay.failures.join('; ') || 'clean'}`,
         );
-      }
-    });
+      });
     killing = false;
     await killer;
     await fault;
@@ -162,6 +172,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
     const api = diffCounts(after, before);
     const workerReq = fleet.workerRequests();
     const hist = await fleet.histories();
+    const replay = await fleet.replayHistories();
     const nodes = await fleet.core.listNode({ labelSelector: `${BENCH_LABEL}=${fleet.cluster}` });
     const leftCordoned = nodes.items
       .filter(
@@ -212,6 +223,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
       workerPeakRssMiB: Math.round(fleet.peakRss / 1024),
       workerRestarts: restarts,
       history: { ...hist, perNodeStage: r2(hist.events / nodeStages) },
+      replay,
       checks: {
         duplicateJobs: duplicateJobs(jobs),
         backwards: nodeRec.backwards,

@@ -1,10 +1,17 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { StageSchema, type NodeState, type Stage, type Status } from '../../model';
-import { nodeStateQuery, nodeWorkflowId, rerunUpdate, resetUpdate, type NodeView } from '../../workflows/messages';
+import {
+  nodeStateQuery,
+  nodeWorkflowId,
+  QUERY_TIMEOUT_MS,
+  rerunUpdate,
+  resetUpdate,
+  type NodeView,
+} from '../../workflows/messages';
 import type { KeelsonContext } from './connect';
 import { InvalidError, mapErrors, NotFoundError } from './errors';
 import { workflowLink } from './links';
-import { ANSWER_TIMEOUT_MS } from './rollouts';
+import { answered } from './rollouts';
 
 // Nodes: read a node workflow's state, rerun a package (or one stage of it), reset a rollout on a node.
 
@@ -85,14 +92,10 @@ async function runningNode(ctx: KeelsonContext, node: string): Promise<WorkflowH
   return ctx.client.workflow.getHandle(d.workflowId, d.runId);
 }
 
-function answered<T>(ctx: KeelsonContext, what: string, fn: () => Promise<T>): Promise<T> {
-  return mapErrors(what, () => ctx.connection.withDeadline(Date.now() + ANSWER_TIMEOUT_MS, fn));
-}
-
 /** What the node workflow holds for every rollout on the node (query `state`). */
 export async function nodeStatus(ctx: KeelsonContext, node: string): Promise<NodeReport> {
   const handle = await runningNode(ctx, node);
-  return nodeReport(ctx, await answered(ctx, `node ${node}`, () => handle.query(nodeStateQuery)));
+  return nodeReport(ctx, await answered(ctx, `node ${node}`, () => handle.query(nodeStateQuery), QUERY_TIMEOUT_MS));
 }
 
 /** Runs a package again on a node: from its first stage, or only the given stage. */

@@ -5,6 +5,7 @@ import {
   disableSignal,
   enableSignal,
   pauseSignal,
+  QUERY_TIMEOUT_MS,
   resumeSignal,
   rolloutWorkflowId,
   statusQuery,
@@ -22,7 +23,7 @@ import { validSpec } from './spec-input';
 // Rollouts: start (idempotent), apply, update, steer, delete, read. Never waits on a rollout's progress.
 
 export const ROLLOUT_WORKFLOW_TYPE = 'rolloutWorkflow';
-/** Longest wait for a query or update answer: a worker that does not answer is reported, not waited on. */
+/** Longest wait for an update's answer: a worker that does not answer is reported, not waited on. */
 export const ANSWER_TIMEOUT_MS = 15_000;
 
 export interface RolloutRef {
@@ -71,8 +72,13 @@ async function running(ctx: KeelsonContext, name: string): Promise<WorkflowExecu
 }
 
 /** Runs a call that needs a worker's answer, with a deadline. */
-function answered<T>(ctx: KeelsonContext, what: string, fn: () => Promise<T>): Promise<T> {
-  return mapErrors(what, () => ctx.connection.withDeadline(Date.now() + ANSWER_TIMEOUT_MS, fn));
+export function answered<T>(
+  ctx: KeelsonContext,
+  what: string,
+  fn: () => Promise<T>,
+  timeoutMs = ANSWER_TIMEOUT_MS,
+): Promise<T> {
+  return mapErrors(what, () => ctx.connection.withDeadline(Date.now() + timeoutMs, fn));
 }
 
 /** The spec the rollout of this name runs with now. */
@@ -137,7 +143,7 @@ export async function updateSpec(
   const ref = rolloutRef(ctx, name, current.runId);
   const handle = ctx.client.workflow.getHandle(ref.workflowId);
   if (sameSpec(current.spec, spec)) {
-    const status = await answered(ctx, `rollout ${name}`, () => handle.query(statusQuery));
+    const status = await answered(ctx, `rollout ${name}`, () => handle.query(statusQuery), QUERY_TIMEOUT_MS);
     return { changed: false, generation: status.generation, ref };
   }
   const { generation } = await answered(ctx, `rollout ${name}`, () =>
@@ -189,8 +195,11 @@ export interface RolloutStatusResult extends RolloutStatusView {
 /** The Skyhook-compatible status (query `status`) with the workflow's IDs and UI links. */
 export async function rolloutStatus(ctx: KeelsonContext, name: string): Promise<RolloutStatusResult> {
   const d = await running(ctx, name);
-  const view = await answered(ctx, `rollout ${name}`, () =>
-    ctx.client.workflow.getHandle(d.workflowId, d.runId).query(statusQuery),
+  const view = await answered(
+    ctx,
+    `rollout ${name}`,
+    () => ctx.client.workflow.getHandle(d.workflowId, d.runId).query(statusQuery),
+    QUERY_TIMEOUT_MS,
   );
   const ref = rolloutRef(ctx, name, d.runId);
   const nodeWorkflows = Object.fromEntries(

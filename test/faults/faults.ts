@@ -13,6 +13,9 @@ export function expectRecovered(r: ScenarioResult): void {
   expect(r.checks.backwards).toEqual([]);
   // No node left cordoned by Keelson.
   expect(r.checks.leftCordoned).toEqual([]);
+  // Every workflow run (the rollout and each node, closed runs too) replays against the code that ran it.
+  expect(r.replay.workflows).toBeGreaterThan(r.nodes);
+  expect(r.replay.failures).toEqual([]);
 }
 
 export const log = (line: string) => process.stderr.write(`[faults] ${line}\n`);
@@ -21,6 +24,7 @@ export const log = (line: string) => process.stderr.write(`[faults] ${line}\n`);
 export function report(fault: string, r: ScenarioResult): void {
   log(
     `${fault}: ${r.nodes} nodes, budget ${r.budget}: makespan ${r.makespanSeconds}s (ideal ${r.idealSeconds}s), ` +
-      `${r.workerRestarts} worker kills, ${r.nodeStages} node-stages`,
+      `${r.workerRestarts} worker kills, ${r.nodeStages} node-stages, ${r.replay.workflows} workflow histories ` +
+      `replayed (${r.replay.failures.length} nondeterministic, kept in ${r.replay.dir})`,
   );
 }
