@@ -165,14 +165,17 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     updateSpecUpdate,
     (spec) => {
       const parsed = RolloutSpecSchema.parse(spec);
+      // Nodes with work in flight take the new spec at once (a new stageTimeout reaches running stages, G4) and stay
+      // in their batch, which keeps its barrier (G14); settled nodes take it when their batch comes again. Patched:
+      // histories before it looked for them after the generation changed, when none is in flight any more.
+      const inFlight = patched('spec-update-reaches-in-flight')
+        ? admittedNodes().filter((node) => batchStatus(s, node) === 'in_progress')
+        : [];
       s.generation++;
       s.spec = parsed;
       if (parsed.resetBatchStateOnCompletion)
         for (const b of Object.values(s.batches)) Object.assign(b, newCompartmentBatch());
-      // Nodes with work in flight take the new spec at once (a new stageTimeout reaches running stages, G4);
-      // settled nodes take it when their batch comes again.
-      for (const node of admittedNodes()) {
-        if (batchStatus(s, node) !== 'in_progress') continue;
+      for (const node of inFlight) {
         s.nodes[node]!.admittedGeneration = s.generation;
         s.outbox.push({ node, kind: 'desire' });
       }
@@ -237,13 +240,24 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     if (m.kind === 'forget') return forgetOn(m.node);
     if (!s.nodes[m.node]) return;
     if (m.kind === 'desire') {
-      const args = { rollout: name, spec: s.spec, generation: s.generation, settings: options.node };
+      // The rollout's own pause and disable, not the manifest's: a rollout started paused and then resumed admits
+      // its nodes running (G14).
+      const spec = { ...s.spec, paused: s.paused, disabled: s.disabled };
+      const args = { rollout: name, spec, generation: s.generation, settings: options.node };
       await act.ensureNodeWorkflow({ cluster, node: m.node, signal: desireSignal.name, args: [args] });
       return;
     }
     const handle = getExternalWorkflowHandle(nodeWorkflowId(cluster, m.node));
-    if (m.kind === 'grant') await handle.signal(grantInterruptSignal, { rollout: name, permit: m.permit });
-    else await handle.signal(NODE_CONTROL[m.kind], { rollout: name, ...m.actor });
+    try {
+      if (m.kind === 'grant') await handle.signal(grantInterruptSignal, { rollout: name, permit: m.permit });
+      else await handle.signal(NODE_CONTROL[m.kind], { rollout: name, ...m.actor });
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      // A node workflow that is gone (terminated by hand, say) never fails the rollout, and a permit granted to it
+      // is returned at once (G13).
+      log.warn('node workflow not reachable', { node: m.node, message: m.kind, error: String(err) });
+      if (m.kind === 'grant') releasePermit(s.permits, m.node, m.permit);
+    }
   }
 
   /**
@@ -378,8 +392,10 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       const wakeKept = patched('rollout-wake-kept');
       if (wakeKept) wake = false;
       if (relistDue) {
+        // Cleared before the listing: a relist asked for while it runs (a spec update, the clock) is not lost.
+        if (steady) relistDue = false;
         await relist();
-        relistDue = false;
+        if (!steady) relistDue = false;
       }
       admit();
       resetBatchesOnCompletion();
