@@ -343,13 +343,14 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     const text = steady
       ? `${view.status} ${packages.join(',')}`
       : `${view.status} ${view.completeNodes} ${view.permits.join(',')}`;
+    // Not a command: the details are read by the Web UI through a query.
     const details =
       `**rollout** ${name} (generation ${s.generation}): **${view.status}**, ${view.completeNodes} nodes complete\n` +
       `- interrupt permits held by: ${view.permits.join(', ') || 'none'}\n` +
       Object.entries(view.compartmentStatuses)
         .map(([c, v]) => `- compartment ${c}: batch ${v.batchState.currentBatch}, ${v.inProgress} in progress`)
         .join('\n');
-    if (steady) setCurrentDetails(details);
+    setCurrentDetails(details);
     if (text === shown) return;
     shown = text;
     upsertSearchAttributes([
@@ -357,7 +358,6 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       { key: packageKey, value: packages },
       { key: stateKey, value: view.status },
     ]);
-    if (!steady) setCurrentDetails(details);
   }
 
   /** Lists the nodes again every relistInterval, however busy the rollout is: one timer per interval. */

@@ -4,7 +4,7 @@ import { temporal } from '@temporalio/proto';
 import { rolloutWorkflow } from '../../workflows';
 import { nodeProgressSignal, rolloutWorkflowId, statusQuery } from '../../workflows/messages';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, useTemporal } from './env';
+import { eventually, recordHistory, rolloutSpec, useTemporal, sleep } from './env';
 
 // G15: a worker crash, with status queries in flight, never leaves a workflow whose history cannot be replayed, and a
 // query changes nothing (docs/operations.md, "A worker crash and status queries").
@@ -17,7 +17,6 @@ import { eventually, recordHistory, rolloutSpec, useTemporal } from './env';
 
 const t = useTemporal();
 const EventType = temporal.api.enums.v1.EventType;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('G15 status queries answered by a cold worker ahead of the workflow task they read from: the rollout still replays', async () => {
   const { env, bundle } = t;

@@ -92,6 +92,8 @@ export function rolloutSpec(
   });
 }
 
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 /** Polls until the check passes (workflow progress is asynchronous); the last error explains a timeout. */
 export async function eventually(check: () => Promise<void> | void, timeoutMs = 60_000): Promise<void> {
   const end = Date.now() + timeoutMs;

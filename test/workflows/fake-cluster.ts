@@ -43,6 +43,8 @@ export class FakeCluster {
   script: (input: RunStageInput) => StageScript = () => ({ ms: 100 });
   /** How long starting or signalling a node workflow takes, as on a busy Temporal server. */
   ensureNodeWorkflowMs = 0;
+  /** How long listing the nodes takes; the list is the one at the call, as a slow API server answers. */
+  listNodesMs = 0;
   /** What nodeTimeouts answers: the worker's settings, as a rollout reads them at its start. */
   nodeTimeouts: NodeTimeouts = {
     protectedPodsTimeoutSeconds: 3600,
@@ -209,7 +211,9 @@ export class FakeCluster {
       },
       listNodes: async (input) => {
         record('listNodes', input);
-        return this.nodes.map((n) => ({ ...n, taints: [...n.taints] }));
+        const nodes = this.nodes.map((n) => ({ ...n, taints: [...n.taints] }));
+        await new Promise((r) => setTimeout(r, this.listNodesMs));
+        return nodes;
       },
       ensureNodeWorkflow: async (input) => {
         record('ensureNodeWorkflow', input);

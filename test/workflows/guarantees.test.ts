@@ -13,7 +13,7 @@ import {
   updateSpecUpdate,
 } from '../../workflows/messages';
 import { FakeCluster, type Write } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, useTemporal, sleep, withWorker } from './env';
 
 const t = useTemporal();
 
@@ -23,7 +23,6 @@ const pkg = (name: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 const rank = (e: NodeState[string]) => STAGES.indexOf(e.stage) * 2 + (e.state === 'complete' ? 1 : 0);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function start(
   cluster: FakeCluster,

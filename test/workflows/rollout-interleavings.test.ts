@@ -11,13 +11,12 @@ import {
   updateSpecUpdate,
 } from '../../workflows/messages';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, useTemporal, sleep, withWorker } from './env';
 
 // The rollout's side of G13 and G14: a user action, a spec update or a missing node workflow meeting work in flight.
 
 const t = useTemporal();
 const image = (n: string) => `ghcr.io/example/${n}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface DesireCall {
   node: string;
@@ -129,4 +128,21 @@ test('G13 signalling a missing node workflow never fails the rollout', async () 
     await handle.cancel();
   });
   await recordHistory(t.env, rolloutWorkflowId('gone', 'gone'), 'rollout-missing-node');
+});
+
+test('a relist asked for while the nodes are being listed is not lost: a spec update during the first listing', async () => {
+  const cluster = new FakeCluster(['node-1']);
+  cluster.listNodesMs = 3000;
+  const spec = rolloutSpec('relist', { packages: { tools: { version: '1.0.0', image: image('tools') } } });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await startRollout(taskQueue, spec);
+    await eventually(() => expect(cluster.callsOf('listNodes')).toHaveLength(1));
+    // A node joins, and a spec update asks for a relist, while the first listing (without the node) is under way.
+    cluster.nodes.push({ ...cluster.nodes[0]!, name: 'node-2', bootId: 'node-2-boot-0' });
+    await handle.executeUpdate(updateSpecUpdate, { args: [{ ...spec, spec: { ...spec.spec, stageTimeout: '2h' } }] });
+    // Listed again at once, not at the next relist interval (5 minutes).
+    await eventually(() => expect(desires(cluster).map((d) => d.node)).toContain('node-2'), 20_000);
+    expect(cluster.callsOf('listNodes').length).toBeGreaterThanOrEqual(2);
+    await handle.cancel();
+  });
 });
