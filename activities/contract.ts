@@ -22,6 +22,11 @@ export interface RunStageInput extends RolloutRef {
   /** The stage timeout: the Job's activeDeadlineSeconds and this activity's start-to-close timeout. */
   timeoutSeconds: number;
   additionalTolerations: Toleration[];
+  /**
+   * This run of the stage (G11): a Job under the stage's name that carries another run ID is stale, never adopted, and
+   * replaced once it is gone. Absent in histories recorded before it: such Jobs are adopted as before.
+   */
+  runId?: string;
 }
 
 export interface RunInterruptInput extends RolloutRef {
@@ -31,6 +36,8 @@ export interface RunInterruptInput extends RolloutRef {
   interrupt: Interrupt;
   timeoutSeconds: number;
   additionalTolerations: Toleration[];
+  /** As RunStageInput.runId: a retained interrupt Job of an earlier run is never adopted (G11). */
+  runId?: string;
 }
 
 export interface StageResult {
@@ -54,6 +61,13 @@ export interface StageJobRef {
 
 /** A finished stage's Job (or adopted legacy Pod) to delete once its outcome is recorded (G3). */
 export type FinishedStageJob = StageJobRef & { failed?: boolean; podNamespace?: string };
+
+/**
+ * A stopped run's Job (spec change, rerun, reset, forget), finished or not: deleted in the foreground, and the call
+ * returns only once the Job and its pods are gone from the API server, so no other stage of the package starts beside
+ * its executor (G11).
+ */
+export type StoppedStageJob = StageJobRef & { untilGone: true };
 
 export interface WriteNodeStateInput extends RolloutRef {
   node: string;
@@ -100,7 +114,7 @@ export interface KeelsonActivities {
    * Delete a finished Job; called only after its outcome is in node state (G3). A failed one (`failed`) is deleted
    * only when the worker's Job retention is 0 ("delete once recorded"); otherwise it keeps its logs for the TTL.
    */
-  deleteStageJob(input: FinishedStageJob): Promise<void>;
+  deleteStageJob(input: FinishedStageJob | StoppedStageJob): Promise<void>;
   /** Whole-state write with a test-then-replace JSON Patch; returns the annotation value written (G1). */
   writeNodeState(input: WriteNodeStateInput): Promise<{ written: string }>;
   /** The node-state annotation as an operator or an earlier Keelson left it (migration), and node facts. */

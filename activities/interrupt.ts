@@ -1,4 +1,4 @@
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { buildInterruptJob } from '../model';
 import type { RunInterruptInput, StageResult } from './contract';
 import { cancelled, heartbeat } from './activity-context';
@@ -7,7 +7,15 @@ import { rawPodVerdict } from './job-outcome';
 import type { WaitContext } from './job-watch';
 import { jobContext, runJob } from './stage-jobs';
 import { ChangeSignal, WatchCache } from './watch-cache';
-import { isInterruptWorkload, isPackageWorkload, isPodTerminal, ownedByJob } from './workloads';
+import {
+  isInterruptWorkload,
+  isJobFinished,
+  isPackageWorkload,
+  isPodTerminal,
+  isStaleRun,
+  jobNode,
+  ownedByJob,
+} from './workloads';
 
 // The node's one merged interrupt (§3.5): it starts only when no package workload of any family (Skyhook,
 // NodeWright, Keelson; Jobs and raw Pods) runs on the node, so a reboot never lands under running package work (G2).
@@ -22,6 +30,14 @@ export function blockingPackagePods(pods: readonly V1Pod[], prefixes: readonly s
   });
 }
 
+/**
+ * Keelson's unfinished stage Jobs on the node, in any namespace: a Job whose pod does not exist yet (just created,
+ * or between attempts) is package work the pod watch cannot see.
+ */
+export function blockingStageJobs(jobs: readonly V1Job[], node: string, prefixes: readonly string[]): V1Job[] {
+  return jobs.filter((j) => jobNode(j, prefixes) === node && !isInterruptWorkload(j, prefixes) && !isJobFinished(j));
+}
+
 export async function waitForNoPackageWorkload(w: WaitContext, node: string, jobName: string): Promise<void> {
   const signal = new ChangeSignal();
   const pods = new WatchCache<V1Pod>({
@@ -31,17 +47,31 @@ export async function waitForNoPackageWorkload(w: WaitContext, node: string, job
     fieldSelector: `spec.nodeName=${node}`,
     onChange: signal.notify,
   });
+  // The blocking Jobs' changes wake the wait too (new Jobs need not: they can only add to the wait).
+  const subscribed = new Map<string, () => void>();
+  await w.workloads.ready();
   await pods.start();
   try {
     for (;;) {
-      const blocking = blockingPackagePods(pods.items(), w.settings.legacyPrefixes);
-      if (blocking.length === 0) return;
-      const names = blocking.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`).join(' ');
-      heartbeat({ jobName, status: `waiting for ${blocking.length} package pod(s) on ${node}: ${names}` });
+      const prefixes = w.settings.legacyPrefixes;
+      const blockingPods = blockingPackagePods(pods.items(), prefixes);
+      const blockingJobs = blockingStageJobs(w.workloads.keelsonJobs.items(), node, prefixes);
+      if (blockingPods.length === 0 && blockingJobs.length === 0) return;
+      for (const uid of blockingJobs.map((j) => j.metadata?.uid ?? '')) {
+        if (!subscribed.has(uid)) subscribed.set(uid, w.workloads.subscribeJob(uid, signal.notify));
+      }
+      const names = (objs: (V1Pod | V1Job)[]) => objs.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`);
+      const waiting = [
+        ...(blockingPods.length > 0 ? [`${blockingPods.length} package pod(s)`] : []),
+        ...(blockingJobs.length > 0 ? [`${blockingJobs.length} unfinished stage job(s)`] : []),
+      ];
+      const status = `waiting for ${waiting.join(' and ')} on ${node}: ${[...names(blockingPods), ...names(blockingJobs)].join(' ')}`;
+      heartbeat({ jobName, status });
       await Promise.race([signal.wait(w.settings.pollSeconds * 1000), cancelled()]);
     }
   } finally {
     pods.stop();
+    for (const unsubscribe of subscribed.values()) unsubscribe();
   }
 }
 
@@ -50,8 +80,17 @@ export async function runInterrupt(w: WaitContext, input: RunInterruptInput): Pr
   const manifest = buildInterruptJob(ctx, input.owner, input.interrupt);
   const name = manifest.metadata.name;
   await w.workloads.ready();
-  // Once the interrupt Job exists the gate has been passed: waiting again would wait on nothing new.
-  if (!w.workloads.keelsonJobs.get(ctx.namespace, name)) await waitForNoPackageWorkload(w, input.node, name);
-  const identity = { node: input.node, package: input.owner.name, version: input.owner.version, stage: 'interrupt' };
+  // Once this run's interrupt Job exists the gate has been passed: waiting again would wait on nothing new. Another
+  // run's (a retained failed reboot) passed no gate for this one.
+  const existing = w.workloads.keelsonJobs.get(ctx.namespace, name);
+  if (!existing || isStaleRun(existing, input.runId)) await waitForNoPackageWorkload(w, input.node, name);
+  const identity = {
+    rollout: input.rollout,
+    node: input.node,
+    package: input.owner.name,
+    version: input.owner.version,
+    stage: 'interrupt',
+    runId: input.runId,
+  };
   return runJob(w, manifest, identity, () => upsertStageConfigMaps(w.clients, ctx, input.owner, w.settings.agentImage));
 }

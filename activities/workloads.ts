@@ -1,5 +1,5 @@
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
-import { KEELSON_PREFIX } from '../model';
+import { KEELSON_PREFIX, RUN_ANNOTATION } from '../model';
 
 // Package workloads by label family (§3.1, §9): Skyhook and NodeWright operators label their package Pods and Jobs
 // `<prefix>name=<rollout>` and `<prefix>package=<pkg>-<version>` and annotate `<prefix>package` with the JSON identity
@@ -71,6 +71,15 @@ export function isJobFinished(job: V1Job): 'Complete' | 'Failed' | undefined {
     if (c.type === 'Failed') return 'Failed';
   }
   return undefined;
+}
+
+/**
+ * A Keelson Job of another run than `runId` (G11): never adopted. A Job without the annotation (an older Keelson) or
+ * a run without an ID (a history recorded before run IDs) is not judged stale.
+ */
+export function isStaleRun(job: Meta, runId: string | undefined): boolean {
+  const other = job.metadata?.annotations?.[RUN_ANNOTATION];
+  return runId !== undefined && other !== undefined && other !== runId;
 }
 
 export function isPodTerminal(pod: V1Pod): boolean {

@@ -21,3 +21,6 @@ export * from './batches';
 export * from './status';
 export * from './job';
 export * from './log-tail';
+export * from './interrupt-hold';
+export * from './node-decide';
+export * from './config-changes';

@@ -9,6 +9,8 @@ import type { Package } from './spec/skyhook';
 // JSON, so activities create or adopt them and tests compare them without a Kubernetes client.
 
 export const KEELSON_PREFIX = 'keelson.dev/';
+/** The annotation naming the run of a stage that made a stage or interrupt Job: another run's Job is stale (G11). */
+export const RUN_ANNOTATION = `${KEELSON_PREFIX}run`;
 /** The Job controller names pods `<job>-<5 chars>`: a Job name of at most 57 keeps pod names within 63. */
 export const MAX_JOB_NAME = 57;
 const MAX_LABEL_VALUE = 63;
@@ -118,6 +120,8 @@ export interface JobContext {
   nodeMetadataConfigMap: string;
   backoffLimit: number;
   activeDeadlineSeconds: number;
+  /** This run of the stage (G11), set as the Job's RUN_ANNOTATION; absent for runs recorded before it. */
+  runId?: string;
 }
 
 const UNSCHEDULABLE: Toleration = { key: 'node.kubernetes.io/unschedulable', operator: 'Exists' };
@@ -173,6 +177,7 @@ function job(
       image: key.image,
       node: ctx.node,
     }),
+    ...(ctx.runId !== undefined && { [RUN_ANNOTATION]: ctx.runId }),
   };
   return {
     apiVersion: 'batch/v1',

@@ -67,12 +67,27 @@ export interface VersionChanges {
  * Upgrade: a new `upgrade/in_progress` entry beside the old one. Downgrade: the old entry goes to
  * `uninstall/in_progress` and the new one waits as `uninstall/skipped`. Removal: `uninstall/in_progress` (§3.7).
  */
-export function applyVersionChanges(packages: SpecPackages, state: NodeState): VersionChanges {
+export function applyVersionChanges(
+  packages: SpecPackages,
+  state: NodeState,
+  dropStalePlaceholders = true,
+): VersionChanges {
   const next: Record<string, PackageEntry> = { ...state };
   const changed = new Set<string>();
   for (const [key, entry] of Object.entries(state)) {
     const pkg = packages[entry.name];
     if (pkg && pkg.version === entry.version) continue;
+    // A downgrade's placeholder (`uninstall/skipped`, or `complete` once the old version is gone) whose version the
+    // spec no longer wants: kept, it would hold the node incomplete for ever.
+    if (
+      dropStalePlaceholders &&
+      entry.stage === 'uninstall' &&
+      (entry.state === 'skipped' || entry.state === 'complete')
+    ) {
+      delete next[key];
+      changed.add(entry.name);
+      continue;
+    }
     if (!pkg) {
       if (entry.stage !== 'uninstall') next[key] = { ...entry, stage: 'uninstall', state: 'in_progress' };
       changed.add(entry.name);
@@ -90,6 +105,16 @@ export function applyVersionChanges(packages: SpecPackages, state: NodeState): V
     }
   }
   return { state: next, changed: [...changed].sort() };
+}
+
+/**
+ * Whether a configMap change starts a config cycle for this entry (§3.6): only once the package is past its apply or
+ * upgrade. Before that its own config stage takes the new configMap anyway.
+ */
+export function inConfigCycle(entry: PackageEntry | undefined): boolean {
+  return (
+    entry !== undefined && (entry.stage === 'config' || entry.stage === 'interrupt' || entry.stage === 'post-interrupt')
+  );
 }
 
 /** A configMap change re-runs config (§3.6). */

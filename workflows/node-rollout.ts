@@ -1,5 +1,7 @@
 import {
   applyConfigChange,
+  entryKey,
+  inConfigCycle,
   applyVersionChanges,
   nodeStatus,
   nodeStatusFromState,
@@ -10,7 +12,7 @@ import {
   type RolloutSpec,
   type Status,
 } from '../model';
-import { changedConfigKeys } from '../model/config-changes';
+import { changedConfigKeys } from '../model';
 import type { NodeSettings } from './messages';
 
 // What a node workflow holds for one rollout that targets it, and how a new desired spec changes it.
@@ -30,6 +32,8 @@ export interface NodeRollout {
   initialized: boolean;
   /** Workflow time each running stage first started, by run key: the stage timeout counts from there (G4). */
   stageStarted: Record<string, number>;
+  /** Each running stage's run ID, by run key: its Job carries it, so a stale Job is never adopted (G11). */
+  stageRunIds?: Record<string, string>;
 }
 
 export function newNodeRollout(spec: RolloutSpec, generation: number, settings: NodeSettings): NodeRollout {
@@ -47,16 +51,28 @@ export function newNodeRollout(spec: RolloutSpec, generation: number, settings: 
   };
 }
 
-/** A new generation: version changes become upgrade or uninstall (§3.7), configMap changes a config run (§3.6). */
-export function applyNewSpec(r: NodeRollout, spec: RolloutSpec, generation: number, settings: NodeSettings): void {
+/**
+ * A new generation: version changes become upgrade or uninstall (§3.7), configMap changes a config run (§3.6). With
+ * `guards` (model/node-decide.ts), only a package past its apply or upgrade enters a config cycle: one still installing
+ * takes the new configMap in its own config stage and keeps its own interrupt, and an erroring apply is rerun, never
+ * skipped to config; a downgrade's placeholder the spec no longer wants is dropped.
+ */
+export function applyNewSpec(
+  r: NodeRollout,
+  spec: RolloutSpec,
+  generation: number,
+  settings: NodeSettings,
+  guards: boolean,
+): void {
   const before = r.spec.spec.packages;
-  const { state, changed } = applyVersionChanges(spec.spec.packages, r.state);
+  const { state, changed } = applyVersionChanges(spec.spec.packages, r.state, guards);
   const configUpdates = { ...r.configUpdates };
   for (const name of changed) delete configUpdates[name];
   let next = state;
   for (const pkg of Object.values(spec.spec.packages)) {
     const keys = changedConfigKeys(before[pkg.name], pkg);
     if (keys.length === 0) continue;
+    if (guards && !inConfigCycle(next[entryKey(pkg.name, pkg.version)])) continue;
     configUpdates[pkg.name] = keys;
     next = applyConfigChange(next, pkg);
   }

@@ -58,9 +58,9 @@ export class NodeStateWriter {
     this.deletes.push({ job, after: this.queued });
   }
 
-  /** Whether a Job is waiting for its deletion: a stage of the same name must not start and adopt it meanwhile. */
-  deleting(jobName: string): boolean {
-    return this.deletes.some((d) => d.job.jobName === jobName);
+  /** Jobs waiting for their deletion: a stage of the same name must not start and adopt one meanwhile. */
+  deletingJobs(): Set<string> {
+    return new Set(this.deletes.map((d) => d.job.jobName));
   }
 
   idle(): boolean {

@@ -14,9 +14,13 @@ import {
 } from '@temporalio/workflow';
 import type { RolloutRef, StageResult } from '../activities/contract';
 import {
+  changedConfigKeys,
+  decideNode,
   decodeNodeState,
   entryKey,
-  planNode,
+  obsoleteRuns,
+  parseRunKey,
+  runKey,
   recordStageFailure,
   recordStageSuccess,
   rerunPackage,
@@ -28,6 +32,10 @@ import {
   type Package,
   type PackageEntry,
   type Stage,
+  type DecisionView,
+  type NodeIntent,
+  type RunnableStage,
+  type StageRunKey,
 } from '../model';
 import {
   desireSignal,
@@ -47,7 +55,6 @@ import {
   type NodeView,
   type NodeWorkflowStart,
 } from './messages';
-import { interruptHeldFor } from './interrupt-hold';
 import { kube, longWait } from './node-activities';
 import {
   applyNewSpec,
@@ -63,7 +70,8 @@ import { nodeKey, packageKey, rolloutKey, stageKey, stateKey } from './search-at
 import { StageRun } from './stage-run';
 
 // The node workflow: one per node, the only writer of that node's state (DESIGN.md §2). Handlers only change
-// state and wake the loop; the loop decides what runs next, so every decision sees every message before it.
+// state and wake the loop; the loop asks decideNode (model/node-decide.ts) what runs next and carries it out, so
+// every decision sees every message before it.
 
 export interface NodeCarried {
   rollouts: Record<string, NodeRollout>;
@@ -73,6 +81,8 @@ export interface NodeCarried {
   interrupt: NodeView['interrupt'];
   /** The boot ID seen before the running interrupt, so a reboot is recognised even across continue-as-new. */
   bootId: string | null;
+  /** Stage runs numbered so far: a run's ID tells its Job from a stale one of the same name (G11). */
+  runSeq?: number;
 }
 
 export interface NodeWorkflowInput extends NodeWorkflowStart {
@@ -94,7 +104,8 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   const runs = new Map<string, StageRun>();
   const tasks = new Set<string>();
   const forgetting = new Set<string>();
-  const pendingDeletes = new Set<string>();
+  /** Jobs of stopped runs (name -> package) whose deletion is not yet confirmed: the package waits for them (G11). */
+  const pendingDeletes = new Map<string, string>();
   let live = 0;
   let wake = true;
   let draining = false;
@@ -173,16 +184,26 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     })();
   }
 
+  /** A run is over for good (result recorded, or stopped): its start time and ID go with it. */
+  function endRun(name: string, key: string): void {
+    runs.delete(key);
+    delete s.rollouts[name]?.stageStarted[key];
+    delete s.rollouts[name]?.stageRunIds?.[key];
+  }
+
+  /** Stops a run whose result no longer counts; its Job goes, and its package waits until it is gone (G11). */
+  function stopRun(name: string, key: string, run: StageRun): void {
+    run.stop();
+    endRun(name, key);
+    pendingDeletes.set(run.jobName, run.input.package.name);
+  }
+
   /** Stops every run of the entries a rerun, reset or forget removes, and deletes their Jobs before anything reruns. */
   function stopPackage(name: string, pkg: Pick<Package, 'name' | 'version'>): void {
-    for (const [key, run] of runsOf(name)) {
-      if (run.input.package.name !== pkg.name) continue;
-      run.stop();
-      runs.delete(key);
-      delete s.rollouts[name]?.stageStarted[key];
-    }
+    for (const [key, run] of runsOf(name)) if (run.input.package.name === pkg.name) stopRun(name, key, run);
     for (const stage of STAGES.filter((st) => st !== 'interrupt')) {
-      pendingDeletes.add(stageJobName({ rollout: name, package: pkg.name, version: pkg.version, stage, node }));
+      const job = stageJobName({ rollout: name, package: pkg.name, version: pkg.version, stage, node });
+      pendingDeletes.set(job, pkg.name);
     }
   }
 
@@ -192,7 +213,10 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     for (const e of failed) {
       // A configMap change may have moved the entry on to config already: that stage has a Job of its own.
       if (r.state[entryKey(e.name, e.version)]?.stage !== e.stage) continue;
-      pendingDeletes.add(stageJobName({ rollout: name, package: e.name, version: e.version, stage: e.stage, node }));
+      pendingDeletes.set(
+        stageJobName({ rollout: name, package: e.name, version: e.version, stage: e.stage, node }),
+        e.name,
+      );
       r.state = rerunPackage(r.state, r.spec.spec.packages[e.name]!, e.stage);
     }
   }
@@ -214,10 +238,23 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     forgetting.delete(rollout);
     if (!r) s.rollouts[rollout] = newNodeRollout(spec, generation, settings);
     else if (generation > r.generation) {
-      const fixed = fixedStages(r.spec.spec.packages, spec.spec.packages, r.state);
-      applyNewSpec(r, spec, generation, settings);
+      const before = r.spec.spec.packages;
+      const fixed = fixedStages(before, spec.spec.packages, r.state);
+      const guards = patched(ONE_EXECUTOR);
+      applyNewSpec(r, spec, generation, settings, guards);
       // Patched: histories before it left a fixed package erroring until a rerun.
       if (fixed.length > 0 && patched('rerun-fixed-stages')) rerunFixed(rollout, fixed);
+      if (guards) {
+        // G11: a run the new spec moved on from (version change, removal, config cycle) stops, and its Job goes
+        // before the package's next stage starts. Histories before it ran the new stage beside the old one.
+        const configChanged = Object.values(spec.spec.packages)
+          .filter((p) => changedConfigKeys(before[p.name], p).length > 0)
+          .map((p) => p.name);
+        const mine = runsOf(rollout);
+        const running = mine.map(([, run]) => ({ key: runKeyOf(run), package: run.input.package }));
+        const stale = obsoleteRuns(running, spec.spec.packages, r.state, configChanged).map(runKey);
+        for (const [key, run] of mine) if (stale.includes(key)) stopRun(rollout, key, run);
+      }
       for (const [, run] of runsOf(rollout)) run.changeTimeout(stageTimeoutOf(r, run.input.package.name));
       publish(rollout);
     }
@@ -226,11 +263,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   setHandler(forgetSignal, ({ rollout }) => {
     if (!s.rollouts[rollout]) return;
     forgetting.add(rollout);
-    for (const [key, run] of runsOf(rollout)) {
-      run.stop();
-      runs.delete(key);
-      pendingDeletes.add(run.jobName);
-    }
+    for (const [key, run] of runsOf(rollout)) stopRun(rollout, key, run);
     poke();
   });
   setHandler(nodePauseSignal, control('pause', { paused: true }));
@@ -318,13 +351,15 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     publish(name);
   }
 
-  function start(name: string, pkg: Package, stage: Exclude<Stage, 'interrupt'>): void {
+  /** Starts (or, after continue-as-new, re-adopts) a stage that decideNode found free to run. */
+  function start(name: string, pkg: Package, stage: RunnableStage): void {
     const r = s.rollouts[name]!;
-    const key = `${name}|${entryKey(pkg.name, pkg.version)}|${stage}`;
+    const key = runKey({ rollout: name, package: pkg.name, version: pkg.version, stage });
     const jobName = stageJobName({ rollout: name, package: pkg.name, version: pkg.version, stage, node });
-    if (runs.has(key) || pendingDeletes.has(jobName) || writer.deleting(jobName)) return;
+    if (runs.has(key)) return;
     r.state = startStage(r.state, pkg, stage);
     r.stageStarted[key] ??= Date.now();
+    const runId = guards() ? ((r.stageRunIds ??= {})[key] ??= nextRunId()) : undefined;
     const run = new StageRun(
       {
         ...refOf(name),
@@ -333,6 +368,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         stage,
         timeoutSeconds: stageTimeoutOf(r, pkg.name),
         additionalTolerations: r.spec.spec.additionalTolerations,
+        ...(runId && { runId }),
       },
       jobName,
       r.stageStarted[key],
@@ -346,8 +382,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       try {
         const result = await run.wait();
         if (!result || runs.get(key) !== run) return;
-        runs.delete(key);
-        delete s.rollouts[name]?.stageStarted[key];
+        endRun(name, key);
         await record(name, entryKey(pkg.name, pkg.version), stage, result);
       } finally {
         live--;
@@ -460,69 +495,87 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
 
   // ---- decisions --------------------------------------------------------------------------------------------
 
-  function advance(name: string, r: NodeRollout): void {
-    const plan = planNode(r.spec.spec.packages, r.state, r.configUpdates);
-    const erroring = (pkgName: string) =>
-      r.state[entryKey(pkgName, r.spec.spec.packages[pkgName]!.version)]?.state === 'erroring';
-    for (const e of plan.uninstall) if (e.state !== 'erroring') start(name, packageOf(e), 'uninstall');
-    const interruptStuck = plan.interrupt?.packages.some(erroring) ?? false;
-    const needsPermit =
-      plan.run.some((x) => x.interrupting && !erroring(x.name)) || (plan.interrupt !== undefined && !interruptStuck);
-    const prepared = s.interrupt?.rollout === name && s.interrupt.phase === 'prepared';
-    if (needsPermit && !prepared) {
-      if (!s.interrupt) {
-        s.interrupt = { rollout: name, phase: 'requested', permit: null };
-        spawn('request', () => request(name));
-      } else if (s.interrupt.rollout === name && s.interrupt.phase === 'granted') spawn('prepare', () => prepare(name));
-    }
-    for (const x of plan.run) {
-      if (erroring(x.name) || (x.interrupting && !prepared) || x.stage === 'interrupt') continue;
-      start(name, r.spec.spec.packages[x.name]!, x.stage);
-    }
-    const merged = plan.interrupt;
-    const held = merged ? interruptHeldFor(r.spec.spec.packages, r.state, r.configUpdates, plan) : [];
-    if (merged && merged.waitingFor.length === 0 && held.length === 0 && prepared && !interruptStuck) {
-      spawn('interrupt', () => interrupt(name, merged));
-    }
-    if (!needsPermit) releaseIfDone(name, r);
+  function nextRunId(): string {
+    s.runSeq = (s.runSeq ?? 0) + 1;
+    return `${workflowInfo().firstExecutionRunId.slice(0, 8)}-${s.runSeq}`;
   }
 
-  function releaseIfDone(name: string, r: NodeRollout): void {
-    if (s.interrupt?.rollout !== name || runsOf(name).length > 0 || tasks.has('interrupt')) return;
-    const anyErroring = Object.values(r.state).some((e) => e.state === 'erroring');
-    // A node whose package failed stays cordoned, as in Skyhook; the permit goes back either way.
-    spawn('release', () => release(name, !anyErroring));
+  function view(): DecisionView {
+    return {
+      node,
+      rollouts: byPriority(s.rollouts).map((name) => {
+        const r = s.rollouts[name]!;
+        return {
+          name,
+          packages: r.spec.spec.packages,
+          state: r.state,
+          configUpdates: r.configUpdates,
+          paused: r.paused,
+          disabled: r.disabled,
+          waiting: r.waiting,
+          initialized: r.initialized,
+          forgetting: forgetting.has(name),
+        };
+      }),
+      runs: [...runs.values()].map(runKeyOf),
+      carried: Object.values(s.rollouts)
+        .flatMap((r) => Object.keys(r.stageStarted))
+        .filter((key) => !runs.has(key))
+        .map(parseRunKey),
+      stopping: pendingDeletes,
+      finishedDeleting: writer.deletingJobs(),
+      tasks,
+      interrupt: s.interrupt,
+      draining,
+      guards: guards(),
+    };
+  }
+
+  function carryOut(intent: NodeIntent): void {
+    switch (intent.kind) {
+      case 'delete': {
+        const job = intent.jobName;
+        return spawn(`delete:${job}`, async () => {
+          if (guards())
+            await longWait(DELETE_WAIT_SECONDS, `${node}: delete ${job}`).deleteStageJob({
+              jobName: job,
+              untilGone: true,
+            });
+          else await kube.deleteStageJob({ jobName: job });
+          pendingDeletes.delete(job);
+        });
+      }
+      case 'forget':
+        return spawn(`forget:${intent.rollout}`, () => forget(intent.rollout));
+      case 'init':
+        return spawn(`init:${intent.rollout}`, () => init(intent.rollout));
+      case 'waiting':
+        s.rollouts[intent.rollout]!.waiting = intent.waiting;
+        return publish(intent.rollout);
+      case 'start':
+        return start(intent.rollout, intent.package, intent.stage);
+      case 'abandon': {
+        const r = s.rollouts[intent.run.rollout];
+        const key = runKey(intent.run);
+        delete r?.stageStarted[key];
+        delete r?.stageRunIds?.[key];
+        pendingDeletes.set(intent.jobName, intent.run.package);
+        return;
+      }
+      case 'request':
+        s.interrupt = { rollout: intent.rollout, phase: 'requested', permit: null };
+        return spawn('request', () => request(intent.rollout));
+      case 'prepare':
+        return spawn('prepare', () => prepare(intent.rollout));
+      case 'interrupt':
+        return spawn('interrupt', () => interrupt(intent.rollout, intent.merged));
+      case 'release':
+        return spawn('release', () => release(intent.rollout, intent.uncordon));
+    }
   }
 
   function step(): void {
-    for (const job of pendingDeletes) {
-      spawn(`delete:${job}`, async () => {
-        await kube.deleteStageJob({ jobName: job });
-        pendingDeletes.delete(job);
-      });
-    }
-    for (const name of forgetting) spawn(`forget:${name}`, () => forget(name));
-    let blocked = false;
-    for (const name of byPriority(s.rollouts)) {
-      const r = s.rollouts[name]!;
-      if (forgetting.has(name)) continue;
-      if (!r.initialized) {
-        spawn(`init:${name}`, () => init(name));
-        blocked = true;
-        continue;
-      }
-      const incomplete = rolloutNodeStatus({ ...r, paused: false, disabled: false, waiting: false }) !== 'complete';
-      const waiting = incomplete && !r.disabled && blocked;
-      if (waiting !== r.waiting) {
-        r.waiting = waiting;
-        publish(name);
-      }
-      // A disabled rollout neither runs nor holds others back; a paused one does hold them back (§5.5).
-      if (!incomplete) releaseIfDone(name, r);
-      if (r.disabled || !incomplete || blocked) continue;
-      blocked = true;
-      if (!r.paused && !draining) advance(name, r);
-    }
+    for (const intent of decideNode(view())) carryOut(intent);
   }
 
   const idle = () => live === 0 && tasks.size === 0 && pendingDeletes.size === 0 && writer.idle();
@@ -553,6 +606,14 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   }
 }
 
-function packageOf(e: PackageEntry): Package {
-  return { name: e.name, version: e.version, image: e.image, ...(e.containerSHA && { containerSHA: e.containerSHA }) };
+/** G11/G12 (model/node-decide.ts): histories before it started stages beside running ones. */
+const ONE_EXECUTOR = 'one-executor-per-package';
+const guards = () => patched(ONE_EXECUTOR);
+
+/** How long a stopped run's Job may take to go, pods included (their grace period, the API server's pace). */
+const DELETE_WAIT_SECONDS = 600;
+
+function runKeyOf(run: StageRun): StageRunKey {
+  const { rollout, package: pkg, stage } = run.input;
+  return { rollout, package: pkg.name, version: pkg.version, stage };
 }

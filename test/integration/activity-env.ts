@@ -48,6 +48,19 @@ export function testActivities(namespace: string, overrides: Partial<ActivitySet
   };
 }
 
+/**
+ * The activities of a worker whose watches listed once, now, and then stopped: their caches keep showing the cluster
+ * as it was, as a watch that lags behind the API server does.
+ */
+export async function laggingActivities(namespace: string) {
+  const { kc } = kubeClients();
+  const settings = testSettings(namespace);
+  const workloads = workloadInformer(kc, settings);
+  await workloads.ready();
+  workloads.stop();
+  return createActivities({ kubeConfig: kc, settings, workloads });
+}
+
 export function pkg(name: string, env: Record<string, string> = {}, extra: Partial<Package> = {}): Package {
   return {
     name,

@@ -1,6 +1,11 @@
-import { AppsV1Api, PolicyV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, PolicyV1Api, type V1Job } from '@kubernetes/client-node';
+import { buildInterruptJob } from '../../model';
+import { workloadInformer } from '../../activities';
+import type { RunInterruptInput } from '../../activities/contract';
+import { jobContext } from '../../activities/stage-jobs';
+import { isJobFinished } from '../../activities/workloads';
 import { testNamespace, until } from '../harness/kube';
-import { pkg, ROLLOUT, testActivities } from './activity-env';
+import { pkg, ROLLOUT, testActivities, testSettings } from './activity-env';
 
 const env = testActivities('placeholder');
 let ns: string;
@@ -148,4 +153,41 @@ test('a simulated reboot is detected by its new boot ID, then Ready', async () =
   await expect(
     activities.waitForReboot({ node, previousBootId: after.facts.bootId, timeoutSeconds: 2 }),
   ).rejects.toMatchObject({ type: 'RebootTimeout' });
+});
+
+test('G11 a retained failed interrupt Job of an earlier run does not fail the next reboot', async () => {
+  const { activities, clients } = testActivities(ns);
+  const node = 'node-009';
+  const input = (runId: string): RunInterruptInput => ({
+    rollout: `${ROLLOUT}-g11`,
+    kind: 'Skyhook',
+    generation: 1,
+    node,
+    owner: pkg('reboot-pkg'),
+    interrupt: { type: 'reboot' },
+    timeoutSeconds: 120,
+    additionalTolerations: [],
+    runId,
+  });
+  // Run 1's reboot failed (its agent exited 1) and its Job is kept for its logs (retention 600).
+  const settings = testSettings(ns);
+  const w = { clients, settings, workloads: workloadInformer(clients.kc, settings) };
+  const failing = buildInterruptJob(jobContext(w, input('run-1')), input('run-1').owner, { type: 'reboot' });
+  failing.spec.template.spec.containers[0]!.env.push({ name: 'KEELSON_SIM_FAIL_STAGES', value: 'interrupt' });
+  const stale = await env.batch.createNamespacedJob({ namespace: ns, body: failing as V1Job });
+  await until(
+    "run 1's interrupt Job failed",
+    async () => {
+      const job = await env.batch.readNamespacedJob({ name: failing.metadata.name, namespace: ns });
+      return isJobFinished(job) === 'Failed' ? true : undefined;
+    },
+    90_000,
+  );
+  const before = (await activities.readNode({ rollout: ROLLOUT, kind: 'Skyhook', generation: 1, node })).facts.bootId;
+  const result = await activities.runInterrupt(input('run-2'));
+  expect(result).toMatchObject({ outcome: 'complete', adopted: false, jobName: failing.metadata.name });
+  const job = await env.batch.readNamespacedJob({ name: result.jobName, namespace: ns });
+  expect(job.metadata?.uid).not.toBe(stale.metadata?.uid);
+  expect(job.metadata?.annotations?.['keelson.dev/run']).toBe('run-2');
+  await activities.waitForReboot({ node, previousBootId: before, timeoutSeconds: 60 });
 });

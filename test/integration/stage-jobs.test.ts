@@ -1,8 +1,10 @@
+import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
-import { stageJobName } from '../../model';
+import { RUN_ANNOTATION, stageJobName } from '../../model';
+import type { RunStageInput } from '../../activities/contract';
 import { testNamespace, until } from '../harness/kube';
-import { pkg, ROLLOUT, stageInput, testActivities } from './activity-env';
+import { laggingActivities, pkg, ROLLOUT, stageInput, testActivities } from './activity-env';
 
 const env = testActivities('placeholder');
 let ns: string;
@@ -142,4 +144,158 @@ test('cancelling runStage stops the wait and leaves the Job in place', async () 
       ? true
       : undefined,
   );
+});
+
+const podsOf = async (uid: string): Promise<V1Pod[]> =>
+  (await env.core.listNamespacedPod({ namespace: ns, labelSelector: `batch.kubernetes.io/controller-uid=${uid}` }))
+    .items;
+
+const jobNamed = async (name: string): Promise<V1Job | undefined> =>
+  (await env.batch.listNamespacedJob({ namespace: ns, fieldSelector: `metadata.name=${name}` })).items[0];
+
+/** Starts a stage and stops waiting on it once its pod runs, as a stopped run does: the Job and pod stay. */
+async function leaveRunning(input: RunStageInput): Promise<{ job: V1Job; pod: V1Pod }> {
+  const mock = new MockActivityEnvironment();
+  const running = mock.run(a.runStage, input);
+  const name = jobNameOf(input.node, input.package.name, input.stage);
+  const found = await until('the pod running', async () => {
+    const job = await jobNamed(name);
+    const pod = job && (await podsOf(job.metadata!.uid!)).find((p) => p.status?.phase === 'Running');
+    return pod && { job, pod };
+  });
+  mock.cancel();
+  await expect(running).rejects.toBeInstanceOf(CancelledFailure);
+  return found;
+}
+
+const HOLD = 'keelson.dev/test-hold';
+
+/** Keeps a pod in the API server once deleted (as a slow kubelet would), so its foreground-deleted Job stays too. */
+async function holdPod(pod: V1Pod): Promise<void> {
+  const current = await env.core.readNamespacedPod({ name: pod.metadata!.name!, namespace: ns });
+  await env.core.patchNamespacedPod({
+    name: pod.metadata!.name!,
+    namespace: ns,
+    body: [
+      { op: 'test', path: '/metadata/resourceVersion', value: current.metadata!.resourceVersion },
+      { op: 'add', path: '/metadata/finalizers', value: [...(current.metadata!.finalizers ?? []), HOLD] },
+    ],
+  });
+}
+
+async function releasePod(pod: V1Pod): Promise<void> {
+  const current = await env.core.readNamespacedPod({ name: pod.metadata!.name!, namespace: ns });
+  await env.core.patchNamespacedPod({
+    name: pod.metadata!.name!,
+    namespace: ns,
+    body: [
+      { op: 'test', path: '/metadata/resourceVersion', value: current.metadata!.resourceVersion },
+      { op: 'replace', path: '/metadata/finalizers', value: current.metadata!.finalizers!.filter((f) => f !== HOLD) },
+    ],
+  });
+}
+
+const seconds = (n: number) => new Promise((r) => setTimeout(r, n * 1000));
+
+test("G11 a stale Job under the stage's name (another run) is deleted and replaced, never adopted", async () => {
+  const node = 'node-004';
+  const name = jobNameOf(node, 'rerun-pkg');
+  const stale = await leaveRunning(
+    stageInput(node, pkg('rerun-pkg', { KEELSON_SIM_SECONDS: '60' }), { runId: 'run-1' }),
+  );
+  expect(stale.job.metadata?.annotations?.[RUN_ANNOTATION]).toBe('run-1');
+  await holdPod(stale.pod);
+  const mock = new MockActivityEnvironment();
+  const beats: { status: string }[] = [];
+  mock.on('heartbeat', (d: { status: string }) => beats.push(d));
+  const rerun = mock.run(a.runStage, stageInput(node, pkg('rerun-pkg'), { runId: 'run-2' }));
+  try {
+    // While run 1's pod is still there, its Job is being deleted and no Job of run 2 exists beside it.
+    await until('a heartbeat naming the stale run', async () =>
+      beats.some((b) => b.status.includes('stale job of run run-1')) ? true : undefined,
+    );
+    await seconds(2);
+    const meanwhile = await jobNamed(name);
+    expect(meanwhile?.metadata?.uid).toBe(stale.job.metadata?.uid);
+    expect(meanwhile?.metadata?.deletionTimestamp).toBeDefined();
+  } finally {
+    await releasePod(stale.pod);
+  }
+  const result = await rerun;
+  expect(result).toMatchObject({ outcome: 'complete', reason: 'Complete', adopted: false, jobName: name });
+  const job = await env.batch.readNamespacedJob({ name, namespace: ns });
+  expect(job.metadata?.uid).not.toBe(stale.job.metadata?.uid);
+  expect(job.metadata?.annotations?.[RUN_ANNOTATION]).toBe('run-2');
+  expect(await podsOf(stale.job.metadata!.uid!)).toEqual([]);
+});
+
+test('G11 a stale Job the watch cache does not show yet is replaced on the create conflict, not adopted', async () => {
+  const node = 'node-004';
+  const lagging = await laggingActivities(ns);
+  // Run 1 failed after the lagging caches listed; its Job is kept for its logs (retention 600).
+  const failed = await a.runStage(
+    stageInput(node, pkg('lag-pkg', { KEELSON_SIM_FAIL_STAGES: 'apply' }), { runId: 'run-1' }),
+  );
+  expect(failed.outcome).toBe('failed');
+  const result = await lagging.runStage(stageInput(node, pkg('lag-pkg'), { runId: 'run-2' }));
+  expect(result).toMatchObject({ outcome: 'complete', adopted: false, jobName: failed.jobName });
+  const job = await env.batch.readNamespacedJob({ name: failed.jobName, namespace: ns });
+  expect(job.metadata?.annotations?.[RUN_ANNOTATION]).toBe('run-2');
+});
+
+test('G11 a Job the watch cache still shows but the API server no longer has is not adopted: the Job is created', async () => {
+  const node = 'node-004';
+  const done = await a.runStage(stageInput(node, pkg('ghost-pkg')));
+  const lagging = await laggingActivities(ns);
+  await env.batch.deleteNamespacedJob({ name: done.jobName, namespace: ns, propagationPolicy: 'Background' });
+  await until('the Job gone', async () => ((await jobNamed(done.jobName)) ? undefined : true));
+  const result = await lagging.runStage(stageInput(node, pkg('ghost-pkg')));
+  expect(result).toMatchObject({ outcome: 'complete', adopted: false, jobName: done.jobName });
+  expect(await jobNamed(done.jobName)).toBeDefined();
+});
+
+test('G11 deleteStageJob untilGone returns only once the Job and its pods are gone', async () => {
+  const node = 'node-005';
+  const name = jobNameOf(node, 'stopped-pkg');
+  const { job, pod } = await leaveRunning(stageInput(node, pkg('stopped-pkg', { KEELSON_SIM_SECONDS: '60' })));
+  await holdPod(pod);
+  const mock = new MockActivityEnvironment();
+  const beats: { status: string }[] = [];
+  mock.on('heartbeat', (d: { status: string }) => beats.push(d));
+  let returned = false;
+  const deleting = mock.run(a.deleteStageJob, { jobName: name, untilGone: true }).then(() => (returned = true));
+  try {
+    await until('a heartbeat while the Job goes', async () =>
+      beats.some((b) => b.status.includes(`job ${ns}/${name} to be gone`)) ? true : undefined,
+    );
+    await seconds(2);
+    expect(returned).toBe(false);
+    expect((await jobNamed(name))?.metadata?.deletionTimestamp).toBeDefined();
+  } finally {
+    await releasePod(pod);
+  }
+  await deleting;
+  // Checked at once: nothing of the stopped run is left for the next stage to run beside.
+  expect(await jobNamed(name)).toBeUndefined();
+  expect(await podsOf(job.metadata!.uid!)).toEqual([]);
+  // A failed Job goes too, whatever the retention; a Job already gone is done.
+  const failed = await a.runStage(stageInput(node, pkg('stopped-bad', { KEELSON_SIM_FAIL_STAGES: 'apply' })));
+  expect(failed.outcome).toBe('failed');
+  await a.deleteStageJob({ jobName: failed.jobName, untilGone: true });
+  expect(await jobNamed(failed.jobName)).toBeUndefined();
+  await a.deleteStageJob({ jobName: failed.jobName, untilGone: true });
+});
+
+test('runStage and deleteStageJob name bad input instead of acting on it', async () => {
+  await expect(a.runStage(stageInput('node-005', pkg('input-pkg'), { runId: '' }))).rejects.toMatchObject({
+    type: 'InvalidActivityInput',
+    nonRetryable: true,
+    message: 'runId "": must be a non-empty string when given',
+  });
+  expect(await jobNamed(jobNameOf('node-005', 'input-pkg'))).toBeUndefined();
+  const stoppedPod = { jobName: 'legacy-apply', untilGone: true, podNamespace: ns } as const;
+  await expect(a.deleteStageJob(stoppedPod)).rejects.toMatchObject({
+    type: 'InvalidActivityInput',
+    message: expect.stringContaining('untilGone applies to Keelson Jobs'),
+  });
 });

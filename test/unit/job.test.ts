@@ -3,6 +3,7 @@ import {
   buildInterruptJob,
   buildStageJob,
   parseRolloutDocuments,
+  RUN_ANNOTATION,
   safeLabelValue,
   safeName,
   stageJobName,
@@ -171,5 +172,24 @@ describe('interrupt Job', () => {
     );
     expect(job.metadata.labels['keelson.dev/stage']).toBe('interrupt');
     expect(job.metadata.name).toMatch(/^demo-interrupt-reboot-worker-1-[0-9a-f]{8}$/);
+  });
+});
+
+describe('run annotation (G11)', () => {
+  test('stage and interrupt Jobs name the run that made them; without a run ID they carry none, as before', () => {
+    expect(RUN_ANNOTATION).toBe('keelson.dev/run');
+    const run = { ...ctx, runId: 'run-7' };
+    const [stage, interrupt] = [buildStageJob(run, pkg, 'apply'), buildInterruptJob(run, pkg, { type: 'reboot' })];
+    const [oldStage, oldInterrupt] = [
+      buildStageJob(ctx, pkg, 'apply'),
+      buildInterruptJob(ctx, pkg, { type: 'reboot' }),
+    ];
+    expect(stage.metadata.annotations[RUN_ANNOTATION]).toBe('run-7');
+    expect(interrupt.metadata.annotations[RUN_ANNOTATION]).toBe('run-7');
+    // The name stays the stage's: a rerun finds the earlier run's Job under it and tells it is not its own.
+    expect(stage.metadata.name).toBe(oldStage.metadata.name);
+    expect(interrupt.metadata.name).toBe(oldInterrupt.metadata.name);
+    expect(oldStage.metadata.annotations).not.toHaveProperty([RUN_ANNOTATION]);
+    expect(oldInterrupt.metadata.annotations).not.toHaveProperty([RUN_ANNOTATION]);
   });
 });

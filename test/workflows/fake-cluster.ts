@@ -13,6 +13,11 @@ export interface StageScript {
 }
 
 interface FakeJob {
+  node: string;
+  package: string;
+  name: string;
+  /** Set when the Job is deleted: its pod runs on until then (its grace period), as on a real node. */
+  podGoneAt?: number;
   outcome?: 'complete' | 'failed';
   leftMs: number;
   fail: boolean;
@@ -43,6 +48,15 @@ export class FakeCluster {
   script: (input: RunStageInput) => StageScript = () => ({ ms: 100 });
   /** How long starting or signalling a node workflow takes, as on a busy Temporal server. */
   ensureNodeWorkflowMs = 0;
+  /** How long a deleted Job's pod keeps running (its termination grace period). */
+  podTerminationMs = 0;
+  /** How long the merged interrupt Job runs. */
+  interruptMs = 0;
+  /** G11/G12 breaches seen: a second executor of a package on a node, or a stage Job beside the interrupt. */
+  readonly breaches: string[] = [];
+  /** Every stage Job created, deleted ones included: their pods may still run. */
+  private readonly everyJob: FakeJob[] = [];
+  private readonly interrupting = new Set<string>();
   /** How long listing the nodes takes; the list is the one at the call, as a slow API server answers. */
   listNodesMs = 0;
   /** What nodeTimeouts answers: the worker's settings, as a rollout reads them at its start. */
@@ -75,6 +89,20 @@ export class FakeCluster {
       .map((c) => c.input as RunStageInput)
       .filter((i) => i.node === node)
       .map((i) => `${i.package.name}@${i.package.version}:${i.stage}`);
+  }
+
+  /** Stage Jobs whose pod still runs on the node: unfinished, and not yet gone after a delete. */
+  executing(node: string): FakeJob[] {
+    const now = Date.now();
+    return this.everyJob.filter(
+      (j) => j.node === node && !j.outcome && (j.podGoneAt === undefined || now < j.podGoneAt),
+    );
+  }
+
+  private deleteJob(jobName: string): void {
+    const job = this.jobs.get(jobName);
+    if (job) job.podGoneAt = Date.now() + this.podTerminationMs;
+    this.jobs.delete(jobName);
   }
 
   finish(jobName: string, outcome: 'complete' | 'failed'): void {
@@ -121,17 +149,30 @@ export class FakeCluster {
         if (!existing) {
           this.created.push(jobName);
           const s = this.script(input);
-          this.jobs.set(jobName, {
+          const beside = this.executing(input.node).filter((j) => j.package === input.package.name);
+          if (beside.length > 0) this.breaches.push(`G11 ${jobName} created beside ${beside.map((j) => j.name)}`);
+          if (this.interrupting.has(input.node)) this.breaches.push(`G12 ${jobName} created during the interrupt`);
+          const job: FakeJob = {
+            node: input.node,
+            package: input.package.name,
+            name: jobName,
             leftMs: s.ms,
             fail: !!s.fail,
             suspended: false,
             deadlineSeconds: input.timeoutSeconds,
-          });
+          };
+          this.jobs.set(jobName, job);
+          this.everyJob.push(job);
         }
         return waitJob(jobName, existing !== undefined);
       },
       runInterrupt: async (input) => {
         record('runInterrupt', input);
+        const beside = this.executing(input.node).map((j) => j.name);
+        if (beside.length > 0) this.breaches.push(`G12 interrupt on ${input.node} beside ${beside}`);
+        this.interrupting.add(input.node);
+        await new Promise((r) => setTimeout(r, this.interruptMs));
+        this.interrupting.delete(input.node);
         const node = this.nodes.find((n) => n.name === input.node)!;
         if (input.interrupt.type === 'reboot') node.bootId = `${node.name}-boot-${this.callsOf('runInterrupt').length}`;
         return {
@@ -155,7 +196,9 @@ export class FakeCluster {
       },
       deleteStageJob: async (input) => {
         record('deleteStageJob', input);
-        this.jobs.delete(input.jobName);
+        this.deleteJob(input.jobName);
+        // A foreground delete returns once the pod is gone.
+        if ('untilGone' in input) await new Promise((r) => setTimeout(r, this.podTerminationMs));
       },
       writeNodeState: async (input) => {
         const key = `${input.node}/${input.rollout}`;
@@ -174,7 +217,7 @@ export class FakeCluster {
         // As the real activity: the Jobs whose outcomes this write records go after it.
         for (const job of input.deleteJobs ?? []) {
           record('deleteStageJob', job);
-          this.jobs.delete(job.jobName);
+          this.deleteJob(job.jobName);
         }
         return { written };
       },

@@ -1,12 +1,6 @@
-import {
-  entryKey,
-  hasInterrupt,
-  isPackageComplete,
-  type ConfigUpdates,
-  type NodePlan,
-  type NodeState,
-  type Package,
-} from '../model';
+import { entryKey, type NodeState } from './node-state';
+import type { Package } from './spec/skyhook';
+import { hasInterrupt, isPackageComplete, type ConfigUpdates, type NodePlan } from './stage-machine';
 
 // ONE merged interrupt per node (DESIGN.md §2): the plan merges the interrupts of the packages on the dependsOn
 // frontier only, so a package that interrupts but still waits for a dependency (A: reboot, dependsOn B) would get an
