@@ -117,6 +117,11 @@ export interface KeelsonActivities {
   deleteStageJob(input: FinishedStageJob | StoppedStageJob): Promise<void>;
   /** Whole-state write with a test-then-replace JSON Patch; returns the annotation value written (G1). */
   writeNodeState(input: WriteNodeStateInput): Promise<{ written: string }>;
+  /**
+   * Removes what Keelson wrote on the Node for this rollout (its state and status annotations, status label and
+   * conditions) once the rollout is deleted: a rollout started again under the name starts fresh.
+   */
+  clearNodeState(input: RolloutRef & { node: string }): Promise<void>;
   /** The node-state annotation as an operator or an earlier Keelson left it (migration), and node facts. */
   readNode(input: RolloutRef & { node: string }): Promise<{ facts: NodeFacts; nodeState: string | null }>;
   cordon(input: RolloutRef & { node: string }): Promise<void>;

@@ -7,7 +7,7 @@ import { drain } from './drain';
 import { runInterrupt } from './interrupt';
 import { listNodes } from './nodes';
 import { ensureNodeWorkflow } from './node-workflows';
-import { readNode, writeNodeState } from './node-state';
+import { clearNodeState, readNode, writeNodeState } from './node-state';
 import { waitForProtectedPods } from './protected-pods';
 import { waitForReboot } from './reboot';
 import type { ActivityDeps, ActivitySettings } from './settings';
@@ -84,6 +84,7 @@ export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetric
       }
     },
     readNode: (input) => readNode(clients, prefix, input),
+    clearNodeState: (input) => clearNodeState(clients, prefix, input),
     cordon: (input) => cordon(clients, prefix, input),
     uncordon: (input) => uncordon(clients, prefix, input),
     waitForProtectedPods: (input) => waitForProtectedPods(clients, settings, input),

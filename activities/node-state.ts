@@ -100,6 +100,30 @@ export async function writeNodeState(
   return { written };
 }
 
+export async function clearNodeState(
+  clients: Clients,
+  configuredPrefix: string | undefined,
+  input: RolloutRef & { node: string },
+): Promise<void> {
+  const keys = nodeMetadataKeys(input.rollout, keyPrefix(input.kind, configuredPrefix));
+  const gone = (key: string) => ({ [key]: null });
+  await kube('patch', `node ${input.node}`, () =>
+    clients.core.patchNode(
+      {
+        name: input.node,
+        body: {
+          metadata: { annotations: { ...gone(keys.nodeState), ...gone(keys.status) }, labels: gone(keys.status) },
+        },
+      },
+      strategicPatch,
+    ),
+  );
+  const conditions = [keys.notReadyCondition, keys.erroringCondition].map((type) => ({ type, $patch: 'delete' }));
+  await kube('patch', `node ${input.node} status`, () =>
+    clients.core.patchNodeStatus({ name: input.node, body: { status: { conditions } } }, strategicPatch),
+  );
+}
+
 export async function readNode(
   clients: Clients,
   configuredPrefix: string | undefined,

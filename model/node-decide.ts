@@ -142,7 +142,7 @@ export function decideNode(view: DecisionView): NodeIntent[] {
   };
 
   for (const jobName of view.stopping.keys()) intents.push({ kind: 'delete', jobName });
-  for (const k of view.guards ? view.carried : []) {
+  for (const k of view.guards && !view.draining ? view.carried : []) {
     const r = view.rollouts.find((x) => x.name === k.rollout);
     const entry = r?.state[entryKey(k.package, k.version)];
     if (!r || r.forgetting || entry?.stage !== k.stage || entry.state !== 'in_progress') {

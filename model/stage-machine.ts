@@ -261,3 +261,31 @@ export function planNode(packages: SpecPackages, state: NodeState, configUpdates
     complete: isNodeComplete(packages, state, configUpdates),
   };
 }
+
+/**
+ * The packages waiting on the interrupt permit (an interrupting apply or upgrade, the merged interrupt once due) fail
+ * with `lastError`: a drain, protected-pod wait or reboot that failed ends as a recorded state, and the permit goes
+ * back (G13). A rerun of the package starts it again.
+ */
+export function failInterruptWork(
+  packages: SpecPackages,
+  state: NodeState,
+  configUpdates: ConfigUpdates,
+  lastError: string,
+): NodeState {
+  const plan = planNode(packages, state, configUpdates);
+  const fail = (s: NodeState, pkg: Package, stage: Stage) =>
+    recordStageFailure(startStage(s, pkg, stage), entryKey(pkg.name, pkg.version), stage, { lastError });
+  let next = state;
+  for (const x of plan.run) {
+    if (!x.interrupting || state[entryKey(x.name, x.version)]?.state === 'erroring') continue;
+    next = fail(next, packages[x.name]!, x.stage);
+  }
+  const merged = plan.interrupt;
+  if (merged && merged.waitingFor.length === 0) {
+    next = startInterrupt(next, merged, packages);
+    const owner = packages[merged.owner]!;
+    next = recordStageFailure(next, entryKey(owner.name, owner.version), 'interrupt', { lastError });
+  }
+  return next;
+}

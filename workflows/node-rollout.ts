@@ -14,6 +14,7 @@ import {
 } from '../model';
 import { changedConfigKeys } from '../model';
 import type { NodeSettings } from './messages';
+import type { StageClock } from './stage-run';
 
 // What a node workflow holds for one rollout that targets it, and how a new desired spec changes it.
 
@@ -34,6 +35,8 @@ export interface NodeRollout {
   stageStarted: Record<string, number>;
   /** Each running stage's run ID, by run key: its Job carries it, so a stale Job is never adopted (G11). */
   stageRunIds?: Record<string, string>;
+  /** Each running stage's clock, by run key: pauses do not count against its timeout (G14). */
+  stageClocks?: Record<string, StageClock>;
 }
 
 export function newNodeRollout(spec: RolloutSpec, generation: number, settings: NodeSettings): NodeRollout {

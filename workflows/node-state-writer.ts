@@ -1,17 +1,30 @@
-import { condition, getExternalWorkflowHandle, log, patched, proxyActivities } from '@temporalio/workflow';
-import type { FinishedStageJob, KeelsonActivities, RolloutRef } from '../activities/contract';
+import {
+  condition,
+  getExternalWorkflowHandle,
+  isCancellation,
+  log,
+  patched,
+  proxyActivities,
+  sleep,
+  ActivityFailure,
+  ApplicationFailure,
+} from '@temporalio/workflow';
+import type { FinishedStageJob, KeelsonActivities, RolloutRef, WriteNodeStateInput } from '../activities/contract';
 import { SHORT_CALL_TIMEOUT } from './activity-timeouts';
 import { encodeNodeState, type NodeState, type Status } from '../model';
 import { nodeProgressSignal, rolloutWorkflowId } from './messages';
+import { PATCHES } from './patches';
 
 // The node-state projection (G1): whole-state writes, one in flight, in the order the transitions happened. The
 // queue holds snapshots taken at transition time, so a later transition can never be overtaken by an earlier one;
 // of consecutive snapshots of one rollout only the last is written, never an older one after a newer.
 
-const { writeNodeState, deleteStageJob } = proxyActivities<KeelsonActivities>({
+const { writeNodeState, deleteStageJob, readNode } = proxyActivities<KeelsonActivities>({
   startToCloseTimeout: SHORT_CALL_TIMEOUT,
   retry: { initialInterval: '1s', maximumInterval: '30s' },
 });
+
+const WRITE_RETRY_MAX_SECONDS = 300;
 
 export interface NodeStateSnapshot extends RolloutRef {
   state: NodeState;
@@ -63,6 +76,12 @@ export class NodeStateWriter {
     return new Set(this.deletes.map((d) => d.job.jobName));
   }
 
+  /** A forgotten rollout: its next snapshot, from a rollout started again under the name, is written whatever it is. */
+  forget(rollout: string): void {
+    this.lastQueued.delete(rollout);
+    delete this.previous[rollout];
+  }
+
   idle(): boolean {
     return this.queue.length === 0 && !this.inFlight && this.deletes.length === 0;
   }
@@ -74,7 +93,13 @@ export class NodeStateWriter {
       if (this.queue.length === 0) {
         // Everything published is written: the deletes are due now, with no write to ride on.
         this.inFlight = true;
-        for (const d of this.deletes.splice(0)) await deleteStageJob(d.job);
+        for (const d of this.deletes.splice(0)) {
+          // G13: a Job that cannot be deleted (403) stays for its TTL; the writer goes on.
+          await deleteStageJob(d.job).catch((err: unknown) => {
+            if (isCancellation(err)) throw err;
+            log.warn('finished stage Job not deleted', { job: d.job.jobName, error: String(err) });
+          });
+        }
         this.inFlight = false;
         continue;
       }
@@ -82,7 +107,7 @@ export class NodeStateWriter {
       let taken = 1;
       // A later snapshot of the same rollout holds all an earlier one did (a stage's end and the next stage's start
       // come together): write only the last. Patched: histories before it wrote each one.
-      while (this.queue[0]?.rollout === next.rollout && patched('coalesce-node-state-writes')) {
+      while (this.queue[0]?.rollout === next.rollout && patched(PATCHES.coalesceNodeStateWrites)) {
         next = this.queue.shift()!;
         taken++;
       }
@@ -90,16 +115,45 @@ export class NodeStateWriter {
       const upTo = this.written + taken;
       const due = this.deletes.filter((d) => d.after <= upTo);
       this.deletes.splice(0, due.length);
-      const { written } = await writeNodeState({
+      this.previous[next.rollout] = await this.write({
         ...next,
         node: this.node,
         previous: this.previous[next.rollout] ?? null,
         ...(due.length > 0 && { deleteJobs: due.map((d) => d.job) }),
       });
-      this.previous[next.rollout] = written;
       await this.report(next);
       this.inFlight = false;
       this.written += taken;
+    }
+  }
+
+  /** The failure of the last write that failed, shown in the UI until a write succeeds. */
+  lastFailure: string | null = null;
+
+  /**
+   * G13: a write that fails for good (a 403, another writer's change) is retried with a growing pause, visibly,
+   * instead of failing the workflow task for ever. After another writer's change, its value is what the next write
+   * replaces: the node workflow is the node state's one writer (G1), and says so in its log.
+   */
+  private async write(input: WriteNodeStateInput): Promise<string> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const { written } = await writeNodeState(input);
+        this.lastFailure = null;
+        return written;
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        this.lastFailure = String(err instanceof ActivityFailure && err.cause ? err.cause.message : err);
+        log.warn('node state not written; trying again', { rollout: input.rollout, error: this.lastFailure });
+        await sleep(Math.min(WRITE_RETRY_MAX_SECONDS, 10 * 2 ** attempt) * 1000);
+        const foreign = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure;
+        if (foreign && err.cause.type === 'ForeignNodeStateWrite') {
+          const { nodeState } = await readNode({ ...input, node: this.node }).catch(() => ({
+            nodeState: input.previous,
+          }));
+          input = { ...input, previous: nodeState };
+        }
+      }
     }
   }
 

@@ -1,9 +1,11 @@
 import {
+  ActivityFailure,
   allHandlersFinished,
   ApplicationFailure,
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
+  isCancellation,
   log,
   patched,
   setCurrentDetails,
@@ -18,6 +20,7 @@ import {
   decideNode,
   decodeNodeState,
   entryKey,
+  failInterruptWork,
   obsoleteRuns,
   parseRunKey,
   runKey,
@@ -51,6 +54,7 @@ import {
   rerunUpdate,
   resetUpdate,
   rolloutWorkflowId,
+  type DesireArgs,
   type NodeControlArgs,
   type NodeView,
   type NodeWorkflowStart,
@@ -68,6 +72,7 @@ import {
 import { NodeStateWriter } from './node-state-writer';
 import { nodeKey, packageKey, rolloutKey, stageKey, stateKey } from './search-attributes';
 import { StageRun } from './stage-run';
+import { PATCHES } from './patches';
 
 // The node workflow: one per node, the only writer of that node's state (DESIGN.md §2). Handlers only change
 // state and wake the loop; the loop asks decideNode (model/node-decide.ts) what runs next and carries it out, so
@@ -104,6 +109,8 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   const runs = new Map<string, StageRun>();
   const tasks = new Set<string>();
   const forgetting = new Set<string>();
+  /** Desires of rollouts started again under a name being forgotten: they start once the forget is done. */
+  const reborn = new Map<string, DesireArgs>();
   /** Jobs of stopped runs (name -> package) whose deletion is not yet confirmed: the package waits for them (G11). */
   const pendingDeletes = new Map<string, string>();
   let live = 0;
@@ -189,6 +196,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     runs.delete(key);
     delete s.rollouts[name]?.stageStarted[key];
     delete s.rollouts[name]?.stageRunIds?.[key];
+    delete s.rollouts[name]?.stageClocks?.[key];
   }
 
   /** Stops a run whose result no longer counts; its Job goes, and its package waits until it is gone (G11). */
@@ -233,17 +241,25 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     };
   }
 
-  setHandler(desireSignal, ({ rollout, spec, generation, settings }) => {
+  setHandler(desireSignal, (args) => {
+    const { rollout, spec, generation, settings } = args;
+    // A desire that comes while its name is being forgotten is a rollout started again under the name (the deleted
+    // one sends nothing after its forget): it starts afresh once the forget is done. Patched: histories before it
+    // took the desire as the old rollout's and cancelled the forget.
+    if (forgetting.has(rollout) && patched(PATCHES.freshAfterForget)) {
+      reborn.set(rollout, args);
+      return;
+    }
     const r = s.rollouts[rollout];
     forgetting.delete(rollout);
     if (!r) s.rollouts[rollout] = newNodeRollout(spec, generation, settings);
     else if (generation > r.generation) {
       const before = r.spec.spec.packages;
       const fixed = fixedStages(before, spec.spec.packages, r.state);
-      const guards = patched(ONE_EXECUTOR);
+      const guards = patched(PATCHES.oneExecutorPerPackage);
       applyNewSpec(r, spec, generation, settings, guards);
       // Patched: histories before it left a fixed package erroring until a rerun.
-      if (fixed.length > 0 && patched('rerun-fixed-stages')) rerunFixed(rollout, fixed);
+      if (fixed.length > 0 && patched(PATCHES.rerunFixedStages)) rerunFixed(rollout, fixed);
       if (guards) {
         // G11: a run the new spec moved on from (version change, removal, config cycle) stops, and its Job goes
         // before the package's next stage starts. Histories before it ran the new stage beside the old one.
@@ -358,7 +374,8 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     const jobName = stageJobName({ rollout: name, package: pkg.name, version: pkg.version, stage, node });
     if (runs.has(key)) return;
     r.state = startStage(r.state, pkg, stage);
-    r.stageStarted[key] ??= Date.now();
+    const startedAt = (r.stageStarted[key] ??= Date.now());
+    const clock = ((r.stageClocks ??= {})[key] ??= { startedAt });
     const runId = guards() ? ((r.stageRunIds ??= {})[key] ??= nextRunId()) : undefined;
     const run = new StageRun(
       {
@@ -371,7 +388,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         ...(runId && { runId }),
       },
       jobName,
-      r.stageStarted[key],
+      clock,
       () => suspended(name),
       `${node}: ${name}/${pkg.name}@${pkg.version} ${stage}`,
     );
@@ -384,6 +401,10 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         if (!result || runs.get(key) !== run) return;
         endRun(name, key);
         await record(name, entryKey(pkg.name, pkg.version), stage, result);
+      } catch (err) {
+        // G13: no floating failure. The outcome is in state by now; only the old path's Job delete can fail here.
+        if (!isCancellation(err))
+          log.warn('stage outcome recorded, its Job not deleted', { job: jobName, error: String(err) });
       } finally {
         live--;
         poke();
@@ -405,14 +426,14 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     // The Job goes with the write that records its outcome, and the next stage need not wait for either; a run of
     // the same Job name waits for the delete (start). Patched: histories before it waited here for the write, then
     // deleted in an activity of its own.
-    if (patched('delete-with-node-state-write')) {
+    if (patched(PATCHES.deleteWithNodeStateWrite)) {
       if (result.outcome === 'complete') writer.deleteAfterWrite(ref);
-      else if (patched('delete-failed-job-once-recorded')) writer.deleteAfterWrite({ ...ref, failed: true });
+      else if (patched(PATCHES.deleteFailedJobOnceRecorded)) writer.deleteAfterWrite({ ...ref, failed: true });
       return;
     }
     await writer.flush();
     if (result.outcome === 'complete') await kube.deleteStageJob(ref);
-    else if (patched('delete-failed-job-once-recorded')) await kube.deleteStageJob({ ...ref, failed: true });
+    else if (patched(PATCHES.deleteFailedJobOnceRecorded)) await kube.deleteStageJob({ ...ref, failed: true });
   }
 
   async function request(name: string): Promise<void> {
@@ -420,6 +441,20 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   }
 
   async function prepare(name: string): Promise<void> {
+    try {
+      await cordonAndDrain(name);
+    } catch (err) {
+      // G13: the failure is recorded on the packages that waited for the permit, and the permit goes back. Patched:
+      // histories before it tried again every 10 seconds, for ever, holding the permit.
+      if (isCancellation(err) || !patched(PATCHES.failuresBecomeErroring)) throw err;
+      const r = s.rollouts[name];
+      if (!r) return;
+      r.state = failInterruptWork(r.spec.spec.packages, r.state, r.configUpdates, failureText(err));
+      publish(name);
+    }
+  }
+
+  async function cordonAndDrain(name: string): Promise<void> {
     const r = s.rollouts[name]!;
     await kube.cordon({ ...refOf(name), node });
     s.cordonedBy = name;
@@ -434,6 +469,12 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         timeoutSeconds: t.protectedPodsTimeoutSeconds,
       }))
     ) {
+      if (patched(PATCHES.failuresBecomeErroring)) {
+        throw ApplicationFailure.nonRetryable(
+          `pods matching podNonInterruptLabels still run on node ${node} after ${t.protectedPodsTimeoutSeconds}s`,
+          'ProtectedPodsTimeout',
+        );
+      }
       log.info('protected pods still running; waiting again', { node });
     }
     await longWait(t.drainTimeoutSeconds, `${node}: drain`).drain({
@@ -460,16 +501,24 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       timeoutSeconds,
       additionalTolerations: r.spec.spec.additionalTolerations,
     });
+    let outcome = result;
     if (result.outcome === 'complete' && merged.interrupt.type === 'reboot') {
       const t = r.settings.rebootTimeoutSeconds;
-      await longWait(t, `${node}: wait for reboot`).waitForReboot({
-        node,
-        previousBootId: s.bootId,
-        timeoutSeconds: t,
-      });
+      try {
+        await longWait(t, `${node}: wait for reboot`).waitForReboot({
+          node,
+          previousBootId: s.bootId,
+          timeoutSeconds: t,
+        });
+      } catch (err) {
+        // G13: a node that does not come back is an erroring interrupt, and the permit goes back. Patched: histories
+        // before it waited again every 10 seconds, for ever.
+        if (isCancellation(err) || !patched(PATCHES.failuresBecomeErroring)) throw err;
+        outcome = { ...result, outcome: 'failed', reason: 'RebootTimeout', logTail: failureText(err) };
+      }
     }
     s.bootId = null;
-    await record(name, entryKey(owner.name, owner.version), 'interrupt', result);
+    await record(name, entryKey(owner.name, owner.version), 'interrupt', outcome);
   }
 
   async function release(name: string, uncordon: boolean): Promise<void> {
@@ -487,9 +536,18 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
 
   async function forget(name: string): Promise<void> {
     if (s.interrupt?.rollout === name || s.cordonedBy === name) await release(name, true);
+    if (patched(PATCHES.freshAfterForget)) {
+      // What the deleted rollout wrote goes, after its last queued write, so a rollout of the name reads nothing.
+      await writer.flush();
+      await kube.clearNodeState({ ...refOf(name), node });
+      writer.forget(name);
+    }
     delete s.rollouts[name];
     delete s.previous[name];
     forgetting.delete(name);
+    const again = reborn.get(name);
+    reborn.delete(name);
+    if (again) s.rollouts[name] = newNodeRollout(again.spec, again.generation, again.settings);
     showInUi();
   }
 
@@ -559,6 +617,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         const key = runKey(intent.run);
         delete r?.stageStarted[key];
         delete r?.stageRunIds?.[key];
+        delete r?.stageClocks?.[key];
         pendingDeletes.set(intent.jobName, intent.run.package);
         return;
       }
@@ -607,8 +666,15 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
 }
 
 /** G11/G12 (model/node-decide.ts): histories before it started stages beside running ones. */
-const ONE_EXECUTOR = 'one-executor-per-package';
-const guards = () => patched(ONE_EXECUTOR);
+const guards = () => patched(PATCHES.oneExecutorPerPackage);
+
+/** A failure as the node's annotation shows it: its type and its cause's message, bounded. */
+function failureText(err: unknown): string {
+  const root = err instanceof ActivityFailure && err.cause ? err.cause : err;
+  const type = root instanceof ApplicationFailure && root.type ? `${root.type}: ` : '';
+  const text = `${type}${root instanceof Error ? root.message : String(root)}`;
+  return text.length > 2000 ? `${text.slice(0, 2000)}…` : text;
+}
 
 /** How long a stopped run's Job may take to go, pods included (their grace period, the API server's pace). */
 const DELETE_WAIT_SECONDS = 600;

@@ -54,6 +54,7 @@ import {
 } from './messages';
 import { batchStatus, rolloutStatusView, type RolloutView } from './rollout-status';
 import { packageKey, rolloutKey, stateKey } from './search-attributes';
+import { PATCHES } from './patches';
 
 // The rollout workflow: the fleet coordinator of one rollout (DESIGN.md §2). It lists nodes, admits them in
 // batches, tells node workflows what they desire, hands out interrupt permits, and folds their progress into a
@@ -168,7 +169,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       // Nodes with work in flight take the new spec at once (a new stageTimeout reaches running stages, G4) and stay
       // in their batch, which keeps its barrier (G14); settled nodes take it when their batch comes again. Patched:
       // histories before it looked for them after the generation changed, when none is in flight any more.
-      const inFlight = patched('spec-update-reaches-in-flight')
+      const inFlight = patched(PATCHES.specUpdateReachesInFlight)
         ? admittedNodes().filter((node) => batchStatus(s, node) === 'in_progress')
         : [];
       s.generation++;
@@ -181,7 +182,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       }
       // New tolerations or selectors change which nodes are targeted or blocked (§5.2): list the nodes again now,
       // not at the next periodic relist. Patched: histories before it have no listNodes after an update.
-      if (patched('relist-on-spec-update')) relistDue = true;
+      if (patched(PATCHES.relistOnSpecUpdate)) relistDue = true;
       poke();
       return { generation: s.generation };
     },
@@ -266,7 +267,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
    * sent one message at a time.
    */
   async function sendOutbox(): Promise<void> {
-    if (!patched('send-to-nodes-at-once')) {
+    if (!patched(PATCHES.sendToNodesAtOnce)) {
       while (s.outbox.length > 0) {
         await send(s.outbox[0]!);
         s.outbox.shift();
@@ -315,7 +316,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   function resetBatchesOnCompletion(): void {
     const complete = rolloutStatusView(s, compartments()).status === 'complete';
     // Patched: histories from before it kept the batch state at completion.
-    if (complete && !s.complete && s.spec.resetBatchStateOnCompletion && patched('reset-batches-on-completion')) {
+    if (complete && !s.complete && s.spec.resetBatchStateOnCompletion && patched(PATCHES.resetBatchesOnCompletion)) {
       for (const b of Object.values(s.batches)) Object.assign(b, newCompartmentBatch());
     }
     s.complete = complete;
@@ -376,20 +377,20 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   // Node timeouts and the drain policy are the worker's settings unless the starter gave them: read once, at the
   // first run (after the handlers are set, so status queries answer meanwhile), so history holds what this rollout
   // uses, and continue-as-new carries them in its options.
-  if (input.options?.node === undefined && input.carried === undefined && patched('rollout-node-timeouts')) {
+  if (input.options?.node === undefined && input.carried === undefined && patched(PATCHES.rolloutNodeTimeouts)) {
     options = { ...options, node: { ...options.node, ...(await act.nodeTimeouts()) } };
   }
   // Passes send commands only for work (sends, activities, a changed status): no condition timer per pass, whose
   // start and cancel made up a quarter of the history, and which a pass that only folded in progress reports sent
   // anyway. Patched: histories before it started a relist timer on every pass and upserted on every count change.
-  const steady = patched('rollout-steady-commands');
+  const steady = patched(PATCHES.rolloutSteadyCommands);
   if (steady) void relistClock();
   try {
     for (;;) {
       // A signal handled while a pass awaits (an activity, a send) starts the next pass at once; cleared only at the
       // end, such a wake-up was lost until the relist timer and a finished batch did not advance. Patched: histories
       // before it cleared it there.
-      const wakeKept = patched('rollout-wake-kept');
+      const wakeKept = patched(PATCHES.rolloutWakeKept);
       if (wakeKept) wake = false;
       if (relistDue) {
         // Cleared before the listing: a relist asked for while it runs (a spec update, the clock) is not lost.

@@ -3,14 +3,19 @@ import {
   CancellationScope,
   condition,
   isCancellation,
+  patched,
   proxyActivities,
+  TimeoutFailure,
 } from '@temporalio/workflow';
 import type { KeelsonActivities, RunStageInput, StageResult } from '../activities/contract';
 import { SHORT_CALL_TIMEOUT } from './activity-timeouts';
+import { PATCHES } from './patches';
 
 // One stage of one package on one node, waited for through runStage. The wait restarts, without touching the Job,
 // when the stage timeout changes (G4: the Job's deadline is patched and the wait resumes with the time left) and
 // when the rollout is paused or disabled (G5: the Job is suspended and nothing resumes it until both are lifted).
+// A paused stage keeps the time it had left (G14): Kubernetes re-arms a resumed Job's deadline from the resume, so the
+// Job gets the time left as its deadline, and the wait does not count the pause.
 
 const { setStageDeadline, suspendStageJob } = proxyActivities<KeelsonActivities>({
   startToCloseTimeout: SHORT_CALL_TIMEOUT,
@@ -23,6 +28,24 @@ const { setStageDeadline, suspendStageJob } = proxyActivities<KeelsonActivities>
  */
 export const STAGE_HEARTBEAT_TIMEOUT_SECONDS = 20;
 
+/**
+ * How long past the stage timeout the wait goes on: the Job controller fails a Job at its deadline, and that failure,
+ * with its reason and log tail, is what G3 records. Only a Job that never reports ends the wait.
+ */
+export const STAGE_DEADLINE_GRACE_SECONDS = 60;
+
+/** A stage's clock, carried across continue-as-new with the node's state. */
+export interface StageClock {
+  /** Workflow time (ms) at which the stage started, moved on by the time it spent paused. */
+  startedAt: number;
+  /** Workflow time (ms) at which the running pause began. */
+  pausedAt?: number;
+  /** Seconds of the stage gone when its Job's deadline was last re-armed (a resume): that deadline counts from there. */
+  armedAtSeconds?: number;
+}
+
+const MAX_FAILURE_MESSAGE = 2000;
+
 export class StageRun {
   private scope: CancellationScope | undefined;
   private deadlineChanged = false;
@@ -32,8 +55,8 @@ export class StageRun {
   constructor(
     readonly input: RunStageInput,
     readonly jobName: string,
-    /** Workflow time (ms) at which the stage first started, kept across restarts of the wait. */
-    readonly startedAt: number,
+    /** Kept across restarts of the wait and continue-as-new. */
+    private readonly clock: StageClock,
     private readonly suspended: () => boolean,
     private readonly summary: string,
   ) {}
@@ -60,22 +83,46 @@ export class StageRun {
     this.scope?.cancel();
   }
 
-  /** The stage's result, or undefined when the run was stopped. */
+  /** The stage's result, or undefined when the run was stopped. G13: a failure to control the Job is a result too. */
   async wait(): Promise<StageResult | undefined> {
+    try {
+      return await this.waitForEnd();
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      return this.failed('StageControlFailed', `the stage's Job could not be controlled: ${message(err)}`);
+    }
+  }
+
+  private async waitForEnd(): Promise<StageResult | undefined> {
     for (;;) {
       if (this.stopped) return undefined;
       if (this.deadlineChanged) {
         this.deadlineChanged = false;
-        await setStageDeadline({ jobName: this.jobName, activeDeadlineSeconds: this.input.timeoutSeconds });
+        const armed = this.clock.armedAtSeconds ?? 0;
+        await setStageDeadline({ jobName: this.jobName, activeDeadlineSeconds: this.input.timeoutSeconds - armed });
       }
       if (this.suspended()) {
         await suspendStageJob({ jobName: this.jobName, suspend: true });
+        this.clock.pausedAt ??= Date.now();
         await condition(() => !this.suspended() || this.stopped);
         if (this.stopped) return undefined;
+      }
+      // The Job is suspended: by this wait, or by a run before a continue-as-new whose resume came first (G14).
+      if (this.clock.pausedAt !== undefined) {
+        // Patched: histories before it counted the pause against the stage and resumed with the whole deadline.
+        if (patched(PATCHES.pauseKeepsTimeLeft)) {
+          this.clock.startedAt += Date.now() - this.clock.pausedAt;
+          const gone = Math.floor((Date.now() - this.clock.startedAt) / 1000);
+          this.clock.armedAtSeconds = gone;
+          const left = Math.max(1, this.input.timeoutSeconds - gone);
+          await setStageDeadline({ jobName: this.jobName, activeDeadlineSeconds: left });
+        }
+        delete this.clock.pausedAt;
         await suspendStageJob({ jobName: this.jobName, suspend: false });
         continue;
       }
-      const remaining = Math.max(1, this.input.timeoutSeconds - Math.floor((Date.now() - this.startedAt) / 1000));
+      const gone = Math.floor((Date.now() - this.clock.startedAt) / 1000);
+      const remaining = Math.max(1, this.input.timeoutSeconds - gone) + STAGE_DEADLINE_GRACE_SECONDS;
       // A watcher that fails (apiserver down, worker gone) is retried until the stage timeout has passed: an outage
       // of the cluster's API is not a failure of the package. Non-retryable errors (403, 422) end it at once.
       const { runStage } = proxyActivities<KeelsonActivities>({
@@ -94,17 +141,27 @@ export class StageRun {
         // A cancelled workflow is not a restarted wait: let its cancellation through.
         if (isCancellation(err) && CancellationScope.current().consideredCancelled) throw err;
         if (isCancellation(err)) continue;
-        return {
-          outcome: 'failed',
-          reason: 'WatcherFailed',
-          jobName: this.jobName,
-          adopted: false,
-          failedPods: 0,
-          logTail: err instanceof Error ? err.message : String(err),
-        };
+        if (err instanceof Error && err.cause instanceof TimeoutFailure) {
+          const timeout = this.input.timeoutSeconds;
+          return this.failed(
+            'DeadlineExceeded',
+            `the stage ran past its timeout of ${timeout}s; its Job reported no end`,
+          );
+        }
+        return this.failed('WatcherFailed', message(err));
       } finally {
         this.scope = undefined;
       }
     }
   }
+
+  private failed(reason: string, logTail: string): StageResult {
+    return { outcome: 'failed', reason, jobName: this.jobName, adopted: false, failedPods: 0, logTail };
+  }
+}
+
+/** A failure's message, bounded: it goes into the node's annotation. */
+function message(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return text.length > MAX_FAILURE_MESSAGE ? `${text.slice(0, MAX_FAILURE_MESSAGE)}…` : text;
 }

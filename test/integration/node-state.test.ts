@@ -52,6 +52,40 @@ test('writeNodeState writes the whole value with the status annotation and label
   expect(read.facts.bootId).not.toBe('');
 });
 
+test("clearNodeState removes the rollout's state, status and conditions from the Node, and leaves the rest", async () => {
+  const other = `${rollout}-other`;
+  const written = await activities.writeNodeState({
+    ...ref,
+    state: entry('complete'),
+    status: 'complete',
+    previous: null,
+  });
+  await activities.writeNodeState({
+    ...ref,
+    rollout: other,
+    state: entry('in_progress'),
+    status: 'in_progress',
+    previous: null,
+  });
+  await activities.clearNodeState(ref);
+  const n = await core.readNode({ name: node });
+  expect(n.metadata?.annotations?.[key]).toBeUndefined();
+  expect(n.metadata?.annotations?.[`skyhook.nvidia.com/status_${rollout}`]).toBeUndefined();
+  expect(n.metadata?.labels?.[`skyhook.nvidia.com/status_${rollout}`]).toBeUndefined();
+  const types = (n.status?.conditions ?? []).map((c) => c.type);
+  expect(types).not.toContain(`skyhook.nvidia.com/${rollout}/NotReady`);
+  expect(types).not.toContain(`skyhook.nvidia.com/${rollout}/Erroring`);
+  // Another rollout's state on the same node stays, and a rollout of the cleared name starts from nothing.
+  expect(n.metadata?.annotations?.[`skyhook.nvidia.com/nodeState_${other}`]).toBe(
+    encodeNodeState(entry('in_progress')),
+  );
+  expect(types).toContain(`skyhook.nvidia.com/${other}/NotReady`);
+  expect((await activities.readNode(ref)).nodeState).toBeNull();
+  await activities.clearNodeState(ref);
+  await activities.clearNodeState({ ...ref, rollout: other });
+  expect(written.written).toBe(encodeNodeState(entry('complete')));
+});
+
 test('a write to node state after someone else changed the annotation reports the conflict, never merges', async () => {
   const before = (await activities.readNode(ref)).nodeState;
   await core.patchNode({ name: node, body: { metadata: { annotations: { [key]: '{"foreign|1":{}}' } } } }, mergePatch);

@@ -218,7 +218,18 @@ class NodeSim {
   // ---- the loop: decideNode's intents carried out ----
 
   step(): void {
+    // Continue-as-new happens once a draining run is idle; the next run starts from the carried state.
+    if (this.draining && this.idle()) this.draining = false;
     for (const intent of decideNode(this.view())) this.carryOut(intent);
+  }
+
+  idle(): boolean {
+    return (
+      this.runs.size === 0 &&
+      this.pendingDeletes.size === 0 &&
+      this.finishedDeleting.size === 0 &&
+      this.tasks.size === 0
+    );
   }
 
   carryOut(intent: NodeIntent): void {
@@ -272,6 +283,8 @@ class NodeSim {
     const r = this.rollouts[name]!;
     const key = runKey({ rollout: name, package: pkg.name, version: pkg.version, stage });
     if (this.runs.has(key)) return;
+    // A wait started while continuing as new would put it off for as long as the stage runs (or is paused).
+    if (this.draining) throw new Error(`G13: ${pkg.name} ${stage} waited on while continuing as new`);
     if (this.tasks.has('interrupt')) throw new Error(`G12: ${pkg.name} ${stage} started under the interrupt`);
     r.state = startStage(r.state, pkg, stage);
     const runId = (this.runIds[key] ??= `run-${++this.runSeq}`);
@@ -369,10 +382,10 @@ class NodeSim {
     this.forgetting.delete(name);
   }
 
-  /** Continue-as-new: waits stop (not their Jobs) once nothing is pending; the next run adopts the Jobs by name. */
+  /** The history bound is reached: waits stop (not their Jobs), nothing new starts until the run is idle. */
   continueAsNew(): void {
-    const idle = this.pendingDeletes.size === 0 && this.finishedDeleting.size === 0 && this.tasks.size === 0;
-    if (!idle) return;
+    if (this.draining) return;
+    this.draining = true;
     this.runs = new Map();
   }
 

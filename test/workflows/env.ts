@@ -109,9 +109,14 @@ export async function eventually(check: () => Promise<void> | void, timeoutMs = 
 }
 
 /** Writes a run's history as a replay fixture when KEELSON_RECORD_HISTORIES is set. */
-export async function recordHistory(env: TestWorkflowEnvironment, workflowId: string, fixture: string): Promise<void> {
+export async function recordHistory(
+  env: TestWorkflowEnvironment,
+  workflowId: string,
+  fixture: string,
+  runId?: string,
+): Promise<void> {
   if (!process.env.KEELSON_RECORD_HISTORIES) return;
-  const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+  const history = await env.client.workflow.getHandle(workflowId, runId).fetchHistory();
   const file = path.join(__dirname, '../fixtures/histories', `${fixture}.json`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, `{"workflowId":${JSON.stringify(workflowId)},"history":${historyToJSON(history)}}\n`);

@@ -52,6 +52,10 @@ export class FakeCluster {
   podTerminationMs = 0;
   /** How long the merged interrupt Job runs. */
   interruptMs = 0;
+  /** The drain times out (policy `fail`), as with a pod that a PodDisruptionBudget never lets go. */
+  drainTimesOut = false;
+  /** The interrupt Job completes but the node never comes back with a new boot ID. */
+  rebootHangs = false;
   /** G11/G12 breaches seen: a second executor of a package on a node, or a stage Job beside the interrupt. */
   readonly breaches: string[] = [];
   /** Every stage Job created, deleted ones included: their pods may still run. */
@@ -174,7 +178,8 @@ export class FakeCluster {
         await new Promise((r) => setTimeout(r, this.interruptMs));
         this.interrupting.delete(input.node);
         const node = this.nodes.find((n) => n.name === input.node)!;
-        if (input.interrupt.type === 'reboot') node.bootId = `${node.name}-boot-${this.callsOf('runInterrupt').length}`;
+        if (input.interrupt.type === 'reboot' && !this.rebootHangs)
+          node.bootId = `${node.name}-boot-${this.callsOf('runInterrupt').length}`;
         return {
           outcome: 'complete',
           reason: 'Complete',
@@ -203,7 +208,7 @@ export class FakeCluster {
       writeNodeState: async (input) => {
         const key = `${input.node}/${input.rollout}`;
         if ((this.annotations.get(key) ?? null) !== input.previous) {
-          throw ApplicationFailure.nonRetryable(`foreign writer on ${key}`, 'ForeignWriter');
+          throw ApplicationFailure.nonRetryable(`foreign writer on ${key}`, 'ForeignNodeStateWrite');
         }
         const written = encodeNodeState(input.state);
         this.annotations.set(key, written);
@@ -220,6 +225,10 @@ export class FakeCluster {
           this.deleteJob(job.jobName);
         }
         return { written };
+      },
+      clearNodeState: async (input) => {
+        record('clearNodeState', input);
+        this.annotations.delete(`${input.node}/${input.rollout}`);
       },
       readNode: async (input) => {
         record('readNode', input);
@@ -241,11 +250,21 @@ export class FakeCluster {
       },
       drain: async (input) => {
         record('drain', input);
+        if (this.drainTimesOut) {
+          throw ApplicationFailure.create({
+            type: 'DrainTimeout',
+            nonRetryable: true,
+            message: `drain of node ${input.node} timed out after ${input.timeoutSeconds}s; still on the node: default/db-0`,
+          });
+        }
       },
       waitForReboot: async (input) => {
         record('waitForReboot', input);
         const node = this.nodes.find((n) => n.name === input.node)!;
-        if (node.bootId === input.previousBootId) throw ApplicationFailure.nonRetryable('no reboot seen', 'NoReboot');
+        if (node.bootId === input.previousBootId) {
+          const message = `node ${input.node} did not come back from its reboot within ${input.timeoutSeconds}s`;
+          throw ApplicationFailure.nonRetryable(message, 'RebootTimeout');
+        }
       },
       removeTaint: async (input) => {
         record('removeTaint', input);

@@ -135,6 +135,7 @@ test('a configMap change while apply is failing runs apply again, never skips to
     };
     await handle.executeUpdate(updateSpecUpdate, { args: [fixed] });
     await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+    await recordHistory(t.env, nodeWorkflowId('fixcfg', NODE), 'node-rerun-fixed-apply');
   });
   expect(cluster.stagesOn(NODE)).toEqual(['tune@1.0.0:apply', 'tune@1.0.0:apply', 'tune@1.0.0:config']);
 });
@@ -161,4 +162,28 @@ test('G12 an independent package never runs a stage beside the reboot, and the r
   expect(cluster.stagesOn(NODE)).toEqual(
     expect.arrayContaining(['drv@1.0.0:post-interrupt', 'tune@1.0.0:apply', 'tune@1.0.0:config']),
   );
+});
+
+test('a rollout deleted and started again under its name starts fresh and completes', async () => {
+  const cluster = new FakeCluster([NODE]);
+  const spec = rolloutSpec('again', { packages: { tools: { version: '1.0.0', image: image('tools') } } });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const first = await startRollout(taskQueue, spec);
+    await eventually(async () => expect((await first.query(statusQuery)).status).toBe('complete'));
+    const forgetting = (await t.env.client.workflow.getHandle(nodeWorkflowId('again', NODE)).describe()).runId;
+    // `kubectl delete -f` then `apply -f`: the deleted rollout forgets its nodes, the new one starts at once.
+    await first.cancel();
+    await first.result().catch(() => undefined);
+    const second = await startRollout(taskQueue, spec);
+    await eventually(async () => expect((await second.query(statusQuery)).status).toBe('complete'), 60_000);
+    await recordHistory(t.env, nodeWorkflowId('again', NODE), 'node-forget-then-again', forgetting);
+  });
+  expect(cluster.callsOf('clearNodeState')).toHaveLength(1);
+  // The new rollout ran its stages: it did not take the deleted one's state for its own.
+  expect(cluster.stagesOn(NODE)).toEqual([
+    'tools@1.0.0:apply',
+    'tools@1.0.0:config',
+    'tools@1.0.0:apply',
+    'tools@1.0.0:config',
+  ]);
 });

@@ -2,6 +2,7 @@ import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import fs from 'node:fs';
 import path from 'node:path';
+import { PATCHES } from '../../workflows/patches';
 
 // Histories recorded from the workflow tests (KEELSON_RECORD_HISTORIES=1) replay against the current code: a change
 // that reorders or drops a command fails here with a DeterminismViolationError.
@@ -16,6 +17,34 @@ const fixtures = fs.existsSync(dir)
 
 test('recorded histories are committed', () => {
   expect(fixtures.length).toBeGreaterThanOrEqual(3);
+});
+
+/** The patch IDs whose marker a fixture holds: its history was recorded from the patch's new branch. */
+function patchMarkers(file: string): string[] {
+  const { history } = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as {
+    history: {
+      events: {
+        markerRecordedEventAttributes?: {
+          markerName: string;
+          details: Record<string, { payloads: { data: string }[] }>;
+        };
+      }[];
+    };
+  };
+  return history.events.flatMap((e) => {
+    const marker = e.markerRecordedEventAttributes;
+    if (marker?.markerName !== 'core_patch') return [];
+    return (marker.details['patch-data']?.payloads ?? []).map(
+      (p) => (JSON.parse(Buffer.from(p.data, 'base64').toString('utf8')) as { id: string }).id,
+    );
+  });
+}
+
+test('every patch in the ledger (workflows/patches.ts) has a fixture recorded from its new branch', () => {
+  const recorded = new Set(fixtures.flatMap(patchMarkers));
+  expect(Object.values(PATCHES).filter((id) => !recorded.has(id))).toEqual([]);
+  // ... and no workflow branches on an ID the ledger does not know.
+  expect([...recorded].filter((id) => !(Object.values(PATCHES) as string[]).includes(id))).toEqual([]);
 });
 
 test('every recorded history replays without non-determinism', async () => {

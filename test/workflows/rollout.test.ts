@@ -146,3 +146,38 @@ test("a new rollout takes the worker's node timeouts and drain policy, once, and
     await handle.cancel();
   });
 });
+
+test('resetBatchStateOnCompletion: the batch state starts over when the rollout completes', async () => {
+  const cluster = new FakeCluster(nodes(3));
+  cluster.script = () => ({ ms: 50 });
+  const policy = {
+    name: 'p',
+    spec: {
+      resetBatchStateOnCompletion: true,
+      default: {
+        budget: { count: 1 },
+        strategy: { fixed: { initialBatch: 1, batchThreshold: 100, failureThreshold: null, safetyLimit: 50 } },
+      },
+      compartments: [],
+    },
+  };
+  const spec = {
+    ...rolloutSpec(
+      'resets',
+      { deploymentPolicy: 'p', packages: { base: { version: '1.0.0', image: image('base') } } },
+      policy,
+    ),
+    resetBatchStateOnCompletion: true,
+  };
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
+      taskQueue,
+      workflowId: rolloutWorkflowId('resets', 'resets'),
+      args: [{ cluster: 'resets', spec }],
+    });
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'));
+    const batch = (await handle.query(statusQuery)).compartmentStatuses.__default__!.batchState;
+    expect(batch).toMatchObject({ currentBatch: 1, completedNodes: 0, failedNodes: 0 });
+    await recordHistory(t.env, rolloutWorkflowId('resets', 'resets'), 'rollout-reset-batches');
+  });
+});

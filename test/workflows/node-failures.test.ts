@@ -1,0 +1,92 @@
+import { rolloutWorkflow } from '../../workflows';
+import { nodeStateQuery, nodeWorkflowId, rerunUpdate, rolloutWorkflowId, statusQuery } from '../../workflows/messages';
+import { FakeCluster } from './fake-cluster';
+import { eventually, recordHistory, rolloutSpec, sleep, useTemporal, withWorker } from './env';
+
+// G13 no wedge, no leak: a drain, a reboot or a node-state write that fails for good ends as a recorded state (the
+// package erroring with its reason, the permit returned) or a visible retry, never a node stuck holding its permit.
+
+const t = useTemporal();
+const NODE = 'node-a';
+const spec = (name: string) =>
+  rolloutSpec(name, {
+    interruptionBudget: { count: 1 },
+    packages: { drv: { version: '1.0.0', image: 'ghcr.io/example/drv', interrupt: { type: 'reboot' } } },
+  });
+
+async function run(cluster: FakeCluster, name: string, body: (handle: ReturnType<typeof rollout>) => Promise<void>) {
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    await t.env.client.workflow.start(rolloutWorkflow, {
+      taskQueue,
+      workflowId: rolloutWorkflowId(name, name),
+      args: [{ cluster: name, spec: spec(name) }],
+    });
+    await body(rollout(name));
+  });
+}
+const rollout = (name: string) => t.env.client.workflow.getHandle(rolloutWorkflowId(name, name));
+const node = (name: string) => t.env.client.workflow.getHandle(nodeWorkflowId(name, NODE));
+
+test('G13 a drain timeout under policy fail ends erroring with its reason and returns the permit; a rerun goes on', async () => {
+  const cluster = new FakeCluster([NODE]);
+  cluster.drainTimesOut = true;
+  await run(cluster, 'drainfail', async (handle) => {
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('erroring'));
+    const view = await node('drainfail').query(nodeStateQuery);
+    expect(view.rollouts.drainfail!.packages['drv|1.0.0']).toMatchObject({
+      state: 'erroring',
+      lastError: expect.stringContaining('DrainTimeout: drain of node node-a timed out'),
+    });
+    await eventually(async () => expect((await node('drainfail').query(nodeStateQuery)).interrupt).toBeNull());
+    // The policy `fail` leaves the node cordoned; the drain was tried once, not every 10 seconds.
+    expect(cluster.cordoned.has(NODE)).toBe(true);
+    await sleep(1500);
+    expect(cluster.callsOf('drain')).toHaveLength(1);
+    cluster.drainTimesOut = false;
+    await node('drainfail').executeUpdate(rerunUpdate, { args: [{ rollout: 'drainfail', package: 'drv' }] });
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+    await recordHistory(t.env, nodeWorkflowId('drainfail', NODE), 'node-drain-timeout-rerun');
+  });
+});
+
+test('G13 a node that does not come back from its reboot ends erroring (RebootTimeout) and returns the permit', async () => {
+  const cluster = new FakeCluster([NODE]);
+  cluster.rebootHangs = true;
+  await run(cluster, 'nohome', async (handle) => {
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('erroring'));
+    await eventually(async () => expect((await node('nohome').query(nodeStateQuery)).interrupt).toBeNull());
+    const view = await node('nohome').query(nodeStateQuery);
+    expect(view.rollouts.nohome!.packages['drv|1.0.0']).toMatchObject({
+      stage: 'interrupt',
+      state: 'erroring',
+      lastError: expect.stringContaining('RebootTimeout: node node-a did not come back'),
+    });
+    await sleep(1500);
+    expect(cluster.callsOf('waitForReboot')).toHaveLength(1);
+    // Once the node reboots, a rerun of the interrupt completes the package.
+    cluster.rebootHangs = false;
+    await node('nohome').executeUpdate(rerunUpdate, {
+      args: [{ rollout: 'nohome', package: 'drv', stage: 'interrupt' }],
+    });
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+    await recordHistory(t.env, nodeWorkflowId('nohome', NODE), 'node-reboot-timeout-rerun');
+  });
+});
+
+test('G13 a node-state write refused for good (another writer changed it) is retried, and the node goes on', async () => {
+  const cluster = new FakeCluster([NODE]);
+  cluster.script = () => ({ ms: 1500 });
+  await run(cluster, 'foreign', async (handle) => {
+    await eventually(() => expect(cluster.stagesOn(NODE)).toContain('drv@1.0.0:apply'));
+    // Another writer replaces the annotation under Keelson's feet: the next test-then-replace write is refused.
+    cluster.annotations.set(
+      `${NODE}/foreign`,
+      '{"drv|1.0.0":{"name":"drv","version":"1.0.0","image":"x","stage":"apply","state":"erroring"}}',
+    );
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 90_000);
+    expect(JSON.parse(cluster.annotations.get(`${NODE}/foreign`)!)['drv|1.0.0']).toMatchObject({
+      stage: 'post-interrupt',
+      state: 'complete',
+    });
+  });
+}, 120_000);

@@ -1,0 +1,43 @@
+// Every patch the workflows branch on (docs/architecture.md, "Changing a workflow"). A patch keeps histories recorded
+// before a change replaying on the old branch; the new branch runs everywhere else. Each has a replay fixture recorded
+// from the new branch (test/fixtures/histories; the replay test checks that every ID here has one).
+//
+// Retiring a patch: once no workflow that started before the Keelson release which added it is still open (on every
+// cluster that runs Keelson: `temporal workflow count --query "ExecutionStatus='Running' AND StartTime < '<release>'"`
+// answers 0), replace `patched(ID)` by `deprecatePatch(ID)` and delete the old branch; one release later, delete the
+// `deprecatePatch` call and the ID, and re-record the fixtures that held its marker.
+
+export const PATCHES = {
+  // Node workflow
+  /** A failed stage that a new spec fixes (same version, other env/image/configMap) runs again. */
+  rerunFixedStages: 'rerun-fixed-stages',
+  /** A finished stage's Job is deleted by the write that records its outcome (G3), not by an activity of its own. */
+  deleteWithNodeStateWrite: 'delete-with-node-state-write',
+  /** With Job retention 0 a failed stage's Job is deleted once its failure is recorded. */
+  deleteFailedJobOnceRecorded: 'delete-failed-job-once-recorded',
+  /** Consecutive node-state snapshots of one rollout are written as one. */
+  coalesceNodeStateWrites: 'coalesce-node-state-writes',
+  /** G11/G12: decideNode's guards, stale runs stopped on a spec change, carried runs re-adopted. */
+  oneExecutorPerPackage: 'one-executor-per-package',
+  /** G13: drain, protected-pod and reboot failures end as erroring packages and return the permit. */
+  failuresBecomeErroring: 'failures-become-erroring',
+  /** A forgotten rollout's node state is cleared, and a desire during the forget starts the rollout afresh. */
+  freshAfterForget: 'fresh-after-forget',
+  /** G14: a resumed stage keeps the time it had left; its Job's deadline is re-armed with it. */
+  pauseKeepsTimeLeft: 'pause-keeps-time-left',
+  // Rollout workflow
+  /** The rollout records the worker's node timeouts and drain policy once, at its start. */
+  rolloutNodeTimeouts: 'rollout-node-timeouts',
+  /** Desires and control signals go to all nodes at once, not one after the other. */
+  sendToNodesAtOnce: 'send-to-nodes-at-once',
+  /** A spec update lists the nodes again. */
+  relistOnSpecUpdate: 'relist-on-spec-update',
+  /** A spec update reaches every in-flight node at once and keeps the batch barrier (G14). */
+  specUpdateReachesInFlight: 'spec-update-reaches-in-flight',
+  /** resetBatchStateOnCompletion resets the batch state when the rollout completes. */
+  resetBatchesOnCompletion: 'reset-batches-on-completion',
+  /** A wake that arrives while a pass runs is kept for the next pass. */
+  rolloutWakeKept: 'rollout-wake-kept',
+  /** A pass sends commands only for work: one relist timer, search attributes only on change (G15). */
+  rolloutSteadyCommands: 'rollout-steady-commands',
+} as const;
