@@ -23,6 +23,9 @@ interface FakeJob {
   fail: boolean;
   suspended: boolean;
   deadlineSeconds: number;
+  /** Time run since the Job's deadline clock started (its start, or its last resume, as Kubernetes re-arms it). */
+  armedMs: number;
+  deadlineExceeded?: boolean;
 }
 
 export interface Write {
@@ -50,6 +53,8 @@ export class FakeCluster {
   ensureNodeWorkflowMs = 0;
   /** How long a deleted Job's pod keeps running (its termination grace period). */
   podTerminationMs = 0;
+  /** Jobs fail with DeadlineExceeded once they ran past activeDeadlineSeconds, as the Job controller fails them. */
+  enforceDeadlines = false;
   /** How long the merged interrupt Job runs. */
   interruptMs = 0;
   /** The drain times out (policy `fail`), as with a pod that a PodDisruptionBudget never lets go. */
@@ -127,14 +132,21 @@ export class FakeCluster {
         // watcher on a slow API server would.
         await new Promise((r) => setTimeout(r, 20));
         const now = Date.now();
-        if (!job.suspended) job.leftMs -= now - last;
+        if (!job.suspended) {
+          job.leftMs -= now - last;
+          job.armedMs += now - last;
+        }
         last = now;
         if (job.leftMs <= 0) job.outcome = job.fail ? 'failed' : 'complete';
+        else if (this.enforceDeadlines && job.armedMs > job.deadlineSeconds * 1000) {
+          job.outcome = 'failed';
+          job.deadlineExceeded = true;
+        }
       }
       const failed = job.outcome === 'failed';
       return {
         outcome: job.outcome,
-        reason: failed ? 'BackoffLimitExceeded' : 'Complete',
+        reason: job.deadlineExceeded ? 'DeadlineExceeded' : failed ? 'BackoffLimitExceeded' : 'Complete',
         jobName,
         adopted,
         failedPods: failed ? 2 : 0,
@@ -164,6 +176,7 @@ export class FakeCluster {
             fail: !!s.fail,
             suspended: false,
             deadlineSeconds: input.timeoutSeconds,
+            armedMs: 0,
           };
           this.jobs.set(jobName, job);
           this.everyJob.push(job);
@@ -197,6 +210,7 @@ export class FakeCluster {
       suspendStageJob: async (input) => {
         record('suspendStageJob', input);
         const job = this.jobs.get(input.jobName);
+        if (job && job.suspended && !input.suspend) job.armedMs = 0;
         if (job) job.suspended = input.suspend;
       },
       deleteStageJob: async (input) => {

@@ -90,3 +90,27 @@ test('G13 a node-state write refused for good (another writer changed it) is ret
     });
   });
 }, 120_000);
+
+test('G3 a stage past its timeout is recorded as DeadlineExceeded with its log tail, not as a watcher failure', async () => {
+  const cluster = new FakeCluster([NODE]);
+  cluster.enforceDeadlines = true;
+  cluster.script = () => ({ ms: 60_000 });
+  const hung = rolloutSpec('hung', {
+    stageTimeout: '3s',
+    packages: { tools: { version: '1.0.0', image: 'ghcr.io/example/tools' } },
+  });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
+      taskQueue,
+      workflowId: rolloutWorkflowId('hung', 'hung'),
+      args: [{ cluster: 'hung', spec: hung }],
+    });
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('erroring'), 30_000);
+    const view = await node('hung').query(nodeStateQuery);
+    expect(view.rollouts.hung!.packages['tools|1.0.0']).toMatchObject({
+      stage: 'apply',
+      state: 'erroring',
+      lastError: expect.stringMatching(/^DeadlineExceeded: stage failed in hung-tools/),
+    });
+  });
+});
