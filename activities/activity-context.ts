@@ -20,6 +20,12 @@ export function cancelled(): Promise<never> {
   return current()?.cancelled ?? new Promise<never>(() => undefined);
 }
 
+/** Throws the activity's CancelledFailure if its cancellation has been delivered (a fence before a create). */
+export async function throwIfCancelled(): Promise<void> {
+  const c = current();
+  if (c?.cancellationSignal.aborted) await c.cancelled;
+}
+
 /** Sleeps, or throws CancelledFailure when the activity is cancelled first. */
 export async function pause(ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;

@@ -10,7 +10,7 @@ import {
   type Toleration,
 } from '../model';
 import type { FinishedStageJob, KeelsonActivities, RolloutRef, RunStageInput, StageResult } from './contract';
-import { heartbeat, pause } from './activity-context';
+import { heartbeat, pause, throwIfCancelled } from './activity-context';
 import { findAdoptable, type StageIdentity } from './adoption';
 import { mergePatch } from './clients';
 import { upsertStageConfigMaps } from './configmaps';
@@ -141,6 +141,8 @@ export async function runJob(
     }
   }
   await beforeCreate();
+  // A wait the workflow has stopped creates nothing more (G11); one stopped after this point has its Job deleted.
+  await throwIfCancelled();
   // Retention 0 sets no TTL: a zero TTL would let the Job controller delete a failed Job before it is recorded (G3).
   const retention = w.settings.jobRetentionSeconds;
   const body: V1Job = {

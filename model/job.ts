@@ -137,7 +137,8 @@ function agentEnv(ctx: JobContext, pkg: Package): EnvVar[] {
     { name: 'COPY_RESOLV', value: 'false' },
     {
       name: 'SKYHOOK_RESOURCE_ID',
-      value: `${ctx.rollout}-${ctx.rolloutUid}-${ctx.generation}_${pkg.name}_${pkg.version}`,
+      // The agent keeps per-resource flags of the steps done: a run of its own (a rerun) must not find the last one's.
+      value: `${ctx.rollout}-${ctx.rolloutUid}-${ctx.generation}${ctx.runId ? `-${ctx.runId}` : ''}_${pkg.name}_${pkg.version}`,
     },
   ];
 }

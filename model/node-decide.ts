@@ -103,8 +103,13 @@ export function decideNode(view: DecisionView): NodeIntent[] {
     runs.push({ rollout, package: pkg.name, version: pkg.version, stage });
     intents.push({ kind: 'start', rollout, package: pkg, stage });
   };
-  const releaseIfDone = (r: RolloutOnNode) => {
-    if (interrupt?.rollout !== r.name || runs.some((x) => x.rollout === r.name) || interruptRunning) return;
+  /** `yielding`: the rollout cannot use its permit now; unless its node is prepared, its other runs do not keep it. */
+  const releaseIfDone = (r: RolloutOnNode, yielding = false) => {
+    if (interrupt?.rollout !== r.name || interruptRunning) return;
+    // Mid-drain the node is not yet what a release leaves behind: the permit goes once the drain has ended.
+    if (view.guards && view.tasks.has('prepare')) return;
+    const unused = yielding && interrupt.phase !== 'prepared';
+    if (!unused && runs.some((x) => x.rollout === r.name)) return;
     // A node whose package failed stays cordoned, as in Skyhook; the permit goes back either way.
     intents.push({ kind: 'release', rollout: r.name, uncordon: !Object.values(r.state).some(isErroring) });
   };
@@ -159,7 +164,9 @@ export function decideNode(view: DecisionView): NodeIntent[] {
       stage: k.stage,
     });
   }
-  for (const r of view.rollouts) if (r.forgetting) intents.push({ kind: 'forget', rollout: r.name });
+  // A forget waits for a drain or an interrupt in flight: it would uncordon a node mid-reboot, or be written over.
+  const forgetNow = !view.guards || (!view.tasks.has('prepare') && !interruptRunning);
+  for (const r of view.rollouts) if (r.forgetting && forgetNow) intents.push({ kind: 'forget', rollout: r.name });
   let blocked = false;
   for (const r of view.rollouts) {
     if (r.forgetting) continue;
@@ -174,7 +181,7 @@ export function decideNode(view: DecisionView): NodeIntent[] {
     if (!incomplete) releaseIfDone(r);
     // A permit held by a rollout that cannot use it (a higher-priority one came, or it was disabled) goes back once
     // its runs are over, or the rollout ahead would wait for it for ever.
-    else if (view.guards && (r.disabled || blocked)) releaseIfDone(r);
+    else if (view.guards && (r.disabled || blocked)) releaseIfDone(r, true);
     // A disabled rollout neither runs nor holds others back; a paused one does hold them back (§5.5).
     if (r.disabled || !incomplete || blocked) continue;
     blocked = true;

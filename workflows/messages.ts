@@ -46,6 +46,11 @@ export interface DesireArgs {
   spec: RolloutSpec;
   generation: number;
   settings: NodeSettings;
+  /**
+   * The rollout's identity across delete-and-recreate (its workflow's first run ID): with the generation it scopes the
+   * agent's flag files, so a rollout started again under its name is not taken for done. Absent from older rollouts.
+   */
+  rolloutUid?: string;
 }
 
 export interface RolloutRefArgs {

@@ -20,6 +20,8 @@ import type { StageClock } from './stage-run';
 
 export interface NodeRollout {
   spec: RolloutSpec;
+  /** DesireArgs.rolloutUid: absent for rollouts that started before it. */
+  rolloutUid?: string;
   generation: number;
   settings: NodeSettings;
   state: NodeState;
@@ -39,8 +41,14 @@ export interface NodeRollout {
   stageClocks?: Record<string, StageClock>;
 }
 
-export function newNodeRollout(spec: RolloutSpec, generation: number, settings: NodeSettings): NodeRollout {
+export function newNodeRollout(
+  spec: RolloutSpec,
+  generation: number,
+  settings: NodeSettings,
+  rolloutUid?: string,
+): NodeRollout {
   return {
+    ...(rolloutUid && { rolloutUid }),
     spec,
     generation,
     settings,

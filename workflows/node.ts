@@ -16,6 +16,7 @@ import {
 } from '@temporalio/workflow';
 import type { RolloutRef, StageResult } from '../activities/contract';
 import {
+  applyVersionChanges,
   changedConfigKeys,
   decideNode,
   decodeNodeState,
@@ -88,6 +89,9 @@ export interface NodeCarried {
   bootId: string | null;
   /** Stage runs numbered so far: a run's ID tells its Job from a stale one of the same name (G11). */
   runSeq?: number;
+  /** Rollouts being forgotten, and desires of rollouts started again under their names, across continue-as-new. */
+  forgetting?: string[];
+  reborn?: Record<string, DesireArgs>;
 }
 
 export interface NodeWorkflowInput extends NodeWorkflowStart {
@@ -108,9 +112,11 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   const writer = new NodeStateWriter(cluster, node, s.previous);
   const runs = new Map<string, StageRun>();
   const tasks = new Set<string>();
-  const forgetting = new Set<string>();
+  const forgetting = new Set<string>(s.forgetting);
   /** Desires of rollouts started again under a name being forgotten: they start once the forget is done. */
-  const reborn = new Map<string, DesireArgs>();
+  const reborn = new Map<string, DesireArgs>(Object.entries(s.reborn ?? {}));
+  /** Stopped runs by Job name: their Job is deleted only once their wait, and its runStage attempt, is over (G11). */
+  const stoppedRuns = new Map<string, StageRun>();
   /** Jobs of stopped runs (name -> package) whose deletion is not yet confirmed: the package waits for them (G11). */
   const pendingDeletes = new Map<string, string>();
   let live = 0;
@@ -121,7 +127,12 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
 
   const refOf = (name: string): RolloutRef => {
     const r = s.rollouts[name]!;
-    return { rollout: name, kind: r.spec.kind, generation: r.generation };
+    return {
+      rollout: name,
+      kind: r.spec.kind,
+      generation: r.generation,
+      ...(r.rolloutUid && { rolloutUid: r.rolloutUid }),
+    };
   };
   const suspended = (name: string) => {
     const r = s.rollouts[name];
@@ -204,6 +215,13 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     run.stop();
     endRun(name, key);
     pendingDeletes.set(run.jobName, run.input.package.name);
+    stoppedRuns.set(run.jobName, run);
+  }
+
+  /** A run carried over a continue-as-new that no wait follows any more: its Job goes (G11). */
+  function abandon(name: string, k: StageRunKey): void {
+    endRun(name, runKey(k));
+    pendingDeletes.set(stageJobName({ ...k, node }), k.package);
   }
 
   /** Stops every run of the entries a rerun, reset or forget removes, and deletes their Jobs before anything reruns. */
@@ -251,8 +269,15 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       return;
     }
     const r = s.rollouts[rollout];
+    // Another rollout under the same name (its forget lost, or not sent): the old one is forgotten first.
+    if (r?.rolloutUid && args.rolloutUid && r.rolloutUid !== args.rolloutUid && patched(PATCHES.freshAfterForget)) {
+      forgetRollout(rollout);
+      reborn.set(rollout, args);
+      poke();
+      return;
+    }
     forgetting.delete(rollout);
-    if (!r) s.rollouts[rollout] = newNodeRollout(spec, generation, settings);
+    if (!r) s.rollouts[rollout] = newNodeRollout(spec, generation, settings, args.rolloutUid);
     else if (generation > r.generation) {
       const before = r.spec.spec.packages;
       const fixed = fixedStages(before, spec.spec.packages, r.state);
@@ -268,18 +293,28 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
           .map((p) => p.name);
         const mine = runsOf(rollout);
         const running = mine.map(([, run]) => ({ key: runKeyOf(run), package: run.input.package }));
-        const stale = obsoleteRuns(running, spec.spec.packages, r.state, configChanged).map(runKey);
+        // Runs carried over a continue-as-new (or stopped for one) were made from the spec before this one.
+        const carried = Object.keys(r.stageStarted)
+          .filter((key) => !runs.has(key))
+          .map(parseRunKey)
+          .flatMap((k) => (before[k.package]?.version === k.version ? [{ key: k, package: before[k.package]! }] : []));
+        const stale = obsoleteRuns([...running, ...carried], spec.spec.packages, r.state, configChanged).map(runKey);
         for (const [key, run] of mine) if (stale.includes(key)) stopRun(rollout, key, run);
+        for (const k of carried) if (stale.includes(runKey(k.key))) abandon(rollout, k.key);
       }
       for (const [, run] of runsOf(rollout)) run.changeTimeout(stageTimeoutOf(r, run.input.package.name));
       publish(rollout);
     }
     poke();
   });
-  setHandler(forgetSignal, ({ rollout }) => {
-    if (!s.rollouts[rollout]) return;
+  function forgetRollout(rollout: string): void {
     forgetting.add(rollout);
     for (const [key, run] of runsOf(rollout)) stopRun(rollout, key, run);
+  }
+
+  setHandler(forgetSignal, ({ rollout }) => {
+    if (!s.rollouts[rollout]) return;
+    forgetRollout(rollout);
     poke();
   });
   setHandler(nodePauseSignal, control('pause', { paused: true }));
@@ -360,8 +395,14 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     if (!r) return;
     // Migration (§5): the annotation an operator or an earlier Keelson wrote is where this node resumes from.
     const decoded = decodeNodeState(nodeState ?? undefined);
-    if (decoded.ok) r.state = decoded.state;
-    else log.warn('node state annotation not readable; starting empty', { rollout: name, error: decoded.error });
+    if (decoded.ok) {
+      r.state = decoded.state;
+      // The annotation may hold other versions than the spec's (an operator's rollout of an older release): they
+      // upgrade, downgrade or uninstall as a spec change would. Patched: histories before it applied them afresh.
+      if (patched(PATCHES.versionChangesOnMigration)) {
+        r.state = applyVersionChanges(r.spec.spec.packages, r.state).state;
+      }
+    } else log.warn('node state annotation not readable; starting empty', { rollout: name, error: decoded.error });
     s.previous[name] = nodeState;
     r.initialized = true;
     publish(name);
@@ -391,6 +432,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       clock,
       () => suspended(name),
       `${node}: ${name}/${pkg.name}@${pkg.version} ${stage}`,
+      guards(),
     );
     runs.set(key, run);
     publish(name);
@@ -400,6 +442,9 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         const result = await run.wait();
         if (!result || runs.get(key) !== run) return;
         endRun(name, key);
+        // A failure the workflow made up (the Job never reported) leaves a Job that may still run: it goes, and the
+        // package waits for it, before anything else of the package starts (G11).
+        if (run.jobMayRun && guards()) pendingDeletes.set(run.jobName, pkg.name);
         await record(name, entryKey(pkg.name, pkg.version), stage, result);
       } catch (err) {
         // G13: no floating failure. The outcome is in state by now; only the old path's Job delete can fail here.
@@ -493,6 +538,8 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     publish(name);
     const timeoutSeconds = stageTimeoutOf(r, owner.name);
     const what = `${node}: ${name}/${owner.name}@${owner.version} interrupt ${merged.interrupt.type}`;
+    // A run ID of its own: a rerun's interrupt is a new Job, and the agent's flags of the last one do not skip it.
+    const runId = guards() ? nextRunId() : undefined;
     const result = await longWait(timeoutSeconds, what).runInterrupt({
       ...refOf(name),
       node,
@@ -500,6 +547,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       interrupt: merged.interrupt,
       timeoutSeconds,
       additionalTolerations: r.spec.spec.additionalTolerations,
+      ...(runId && { runId }),
     });
     let outcome = result;
     if (result.outcome === 'complete' && merged.interrupt.type === 'reboot') {
@@ -547,7 +595,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     forgetting.delete(name);
     const again = reborn.get(name);
     reborn.delete(name);
-    if (again) s.rollouts[name] = newNodeRollout(again.spec, again.generation, again.settings);
+    if (again) s.rollouts[name] = newNodeRollout(again.spec, again.generation, again.settings, again.rolloutUid);
     showInUi();
   }
 
@@ -594,6 +642,9 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       case 'delete': {
         const job = intent.jobName;
         return spawn(`delete:${job}`, async () => {
+          const stopped = stoppedRuns.get(job);
+          if (stopped && guards()) await condition(() => stopped.ended);
+          stoppedRuns.delete(job);
           if (guards())
             await longWait(DELETE_WAIT_SECONDS, `${node}: delete ${job}`).deleteStageJob({
               jobName: job,
@@ -612,15 +663,8 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         return publish(intent.rollout);
       case 'start':
         return start(intent.rollout, intent.package, intent.stage);
-      case 'abandon': {
-        const r = s.rollouts[intent.run.rollout];
-        const key = runKey(intent.run);
-        delete r?.stageStarted[key];
-        delete r?.stageRunIds?.[key];
-        delete r?.stageClocks?.[key];
-        pendingDeletes.set(intent.jobName, intent.run.package);
-        return;
-      }
+      case 'abandon':
+        return abandon(intent.run.rollout, intent.run);
       case 'request':
         s.interrupt = { rollout: intent.rollout, phase: 'requested', permit: null };
         return spawn('request', () => request(intent.rollout));
@@ -650,12 +694,18 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     if (!draining && (info.continueAsNewSuggested || info.historyLength > limit)) {
       // Waits are stopped, not their Jobs: the next run re-plans from the carried state and adopts them by name.
       draining = true;
-      for (const run of runs.values()) run.stop();
+      for (const run of runs.values()) {
+        run.stop();
+        stoppedRuns.set(run.jobName, run);
+      }
       runs.clear();
     }
     if (draining && idle()) {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof nodeWorkflow>({ cluster, node, carried: s });
+      const carried: NodeCarried = { ...s };
+      if (forgetting.size > 0) carried.forgetting = [...forgetting];
+      if (reborn.size > 0) carried.reborn = Object.fromEntries(reborn);
+      await continueAsNew<typeof nodeWorkflow>({ cluster, node, carried });
     }
     if (gone() && idle()) {
       await condition(allHandlersFinished);

@@ -23,6 +23,8 @@ export const PATCHES = {
   failuresBecomeErroring: 'failures-become-erroring',
   /** A forgotten rollout's node state is cleared, and a desire during the forget starts the rollout afresh. */
   freshAfterForget: 'fresh-after-forget',
+  /** A node migrated at another version of a package upgrades (or downgrades, or uninstalls) it, as §3.7 says. */
+  versionChangesOnMigration: 'version-changes-on-migration',
   /** G14: a resumed stage keeps the time it had left; its Job's deadline is re-armed with it. */
   pauseKeepsTimeLeft: 'pause-keeps-time-left',
   // Rollout workflow

@@ -244,7 +244,13 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       // The rollout's own pause and disable, not the manifest's: a rollout started paused and then resumed admits
       // its nodes running (G14).
       const spec = { ...s.spec, paused: s.paused, disabled: s.disabled };
-      const args = { rollout: name, spec, generation: s.generation, settings: options.node };
+      const args = {
+        rollout: name,
+        spec,
+        generation: s.generation,
+        settings: options.node,
+        rolloutUid: workflowInfo().firstExecutionRunId,
+      };
       await act.ensureNodeWorkflow({ cluster, node: m.node, signal: desireSignal.name, args: [args] });
       return;
     }

@@ -51,6 +51,16 @@ export class StageRun {
   private deadlineChanged = false;
   /** Set by rerun, reset, forget and continue-as-new: the result, whenever it comes, is no longer this run's. */
   stopped = false;
+  private returned = false;
+  private attemptsInFlight = 0;
+  private restarting = false;
+
+  /** The wait is over and no runStage attempt of it is in flight: nothing of this run creates a Job any more. */
+  get ended(): boolean {
+    return this.returned && this.attemptsInFlight === 0;
+  }
+  /** The result is the workflow's own (the Job did not report): its Job may still run, and must go (G11). */
+  jobMayRun = false;
 
   constructor(
     readonly input: RunStageInput,
@@ -59,6 +69,11 @@ export class StageRun {
     private readonly clock: StageClock,
     private readonly suspended: () => boolean,
     private readonly summary: string,
+    /**
+     * G11: cancelling the wait waits for the runStage attempt to end, so a stopped run never creates its Job after its
+     * deletion was confirmed. Off only for histories recorded before it (which did not wait).
+     */
+    private readonly waitForCancellation: boolean,
   ) {}
 
   get timeoutSeconds(): number {
@@ -70,11 +85,17 @@ export class StageRun {
     if (seconds === this.input.timeoutSeconds) return;
     this.input.timeoutSeconds = seconds;
     this.deadlineChanged = true;
-    this.scope?.cancel();
+    this.restart();
   }
 
   /** G5: pause or disable came in; the wait stops so the loop can suspend the Job. */
   suspend(): void {
+    this.restart();
+  }
+
+  /** The wait goes on at once; the cancelled attempt ends when its cancellation reaches it (`ended` counts it). */
+  private restart(): void {
+    this.restarting = true;
     this.scope?.cancel();
   }
 
@@ -90,6 +111,8 @@ export class StageRun {
     } catch (err) {
       if (isCancellation(err)) throw err;
       return this.failed('StageControlFailed', `the stage's Job could not be controlled: ${message(err)}`);
+    } finally {
+      this.returned = true;
     }
   }
 
@@ -129,14 +152,33 @@ export class StageRun {
         startToCloseTimeout: remaining * 1000,
         scheduleToCloseTimeout: remaining * 1000,
         heartbeatTimeout: STAGE_HEARTBEAT_TIMEOUT_SECONDS * 1000,
-        // Cancelling the wait never waits on the watcher: the Job stays and the next wait adopts it by name.
-        cancellationType: ActivityCancellationType.TRY_CANCEL,
+        // The Job stays when the wait is cancelled, and the next wait adopts it by its run ID.
+        cancellationType: this.waitForCancellation
+          ? ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
+          : ActivityCancellationType.TRY_CANCEL,
         retry: { initialInterval: '1s', maximumInterval: '30s' },
         summary: this.summary,
       });
       this.scope = new CancellationScope();
+      this.restarting = false;
       try {
-        return await this.scope.run(() => runStage({ ...this.input }));
+        const attempt = this.scope.run(() => runStage({ ...this.input }));
+        // Histories before it awaited the attempt itself (its cancellation came back at once).
+        if (!this.waitForCancellation) return await attempt;
+        this.attemptsInFlight++;
+        const settled = attempt.then(
+          (result) => ({ result }),
+          (error: unknown) => ({ error }),
+        );
+        void settled.then(() => this.attemptsInFlight--);
+        // A pause, a new timeout or a stop does not wait for the cancelled attempt: it may take a heartbeat to hear.
+        const first = await Promise.race([
+          settled,
+          condition(() => this.restarting || this.stopped || this.returned).then(() => null),
+        ]);
+        if (first === null) continue;
+        if ('error' in first) throw first.error;
+        return first.result;
       } catch (err) {
         // A cancelled workflow is not a restarted wait: let its cancellation through.
         if (isCancellation(err) && CancellationScope.current().consideredCancelled) throw err;
@@ -156,6 +198,7 @@ export class StageRun {
   }
 
   private failed(reason: string, logTail: string): StageResult {
+    this.jobMayRun = true;
     return { outcome: 'failed', reason, jobName: this.jobName, adopted: false, failedPods: 0, logTail };
   }
 }

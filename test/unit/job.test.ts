@@ -192,4 +192,17 @@ describe('run annotation (G11)', () => {
     expect(oldStage.metadata.annotations).not.toHaveProperty([RUN_ANNOTATION]);
     expect(oldInterrupt.metadata.annotations).not.toHaveProperty([RUN_ANNOTATION]);
   });
+
+  test("a run's agent resource ID is its own, so a rerun's interrupt is not skipped by the last run's flags", () => {
+    const resourceId = (j: ReturnType<typeof buildStageJob>) =>
+      j.spec.template.spec.containers.flatMap((c) => c.env ?? []).find((e) => e.name === 'SKYHOOK_RESOURCE_ID')?.value;
+    const first = resourceId(buildInterruptJob({ ...ctx, runId: 'run-7' }, pkg, { type: 'reboot' }));
+    const rerun = resourceId(buildInterruptJob({ ...ctx, runId: 'run-9' }, pkg, { type: 'reboot' }));
+    expect(first).toContain('run-7');
+    expect(rerun).not.toBe(first);
+    // Without a run ID (an older workflow) it is the generation-scoped ID it always was.
+    expect(resourceId(buildStageJob(ctx, pkg, 'apply'))).toBe(
+      `${ctx.rollout}-${ctx.rolloutUid}-${ctx.generation}_${pkg.name}_${pkg.version}`,
+    );
+  });
 });

@@ -50,6 +50,8 @@ interface Run {
   stage: RunnableStage;
   jobName: string;
   runId: string;
+  /** Its runStage attempt has created (or adopted) the Job; until then the attempt may still create it. */
+  created: boolean;
 }
 
 const PACKAGE_POOL: Record<string, (version: string, config: string) => Package> = {
@@ -96,6 +98,9 @@ class NodeSim {
   readonly rollouts: Record<string, NodeRollout> = {};
   readonly forgetting = new Set<string>();
   runs = new Map<string, Run>();
+  readonly reborn = new Map<string, RolloutSpec>();
+  /** runStage attempts of stopped waits that have not ended yet. */
+  attempts: Run[] = [];
   readonly pendingDeletes = new Map<string, string>();
   /** Finished Jobs recorded in state, to delete with the next node-state write. */
   readonly finishedDeleting = new Set<string>();
@@ -148,6 +153,10 @@ class NodeSim {
   // ---- the workflow's handlers (workflows/node.ts) ----
 
   desire(name: string, next: RolloutSpec): void {
+    if (this.guards && this.forgetting.has(name)) {
+      this.reborn.set(name, next);
+      return;
+    }
     const r = this.rollouts[name];
     this.forgetting.delete(name);
     if (!r) {
@@ -177,6 +186,8 @@ class NodeSim {
 
   stopRun(key: string, run: Run): void {
     reached.stoppedRuns++;
+    // The stopped wait's runStage attempt lives on until its cancellation is delivered, and may create its Job.
+    this.attempts.push(run);
     this.runs.delete(key);
     delete this.runIds[key];
     this.pendingDeletes.set(run.jobName, run.pkg.name);
@@ -226,6 +237,7 @@ class NodeSim {
   idle(): boolean {
     return (
       this.runs.size === 0 &&
+      this.attempts.length === 0 &&
       this.pendingDeletes.size === 0 &&
       this.finishedDeleting.size === 0 &&
       this.tasks.size === 0
@@ -237,14 +249,14 @@ class NodeSim {
       case 'delete': {
         if (this.tasks.has(`delete:${intent.jobName}`)) return;
         this.tasks.add(`delete:${intent.jobName}`);
-        const job = this.jobs.get(intent.jobName);
-        if (job) job.deleting = true;
-        // The unguarded loop confirmed a delete as soon as the API server took it; its pods went later.
-        if (!this.guards || !job) this.confirmDelete(intent.jobName);
+        // The guarded delete waits for the stopped run's attempt to end; the unguarded one did not.
+        if (this.guards && this.attempts.some((a) => a.jobName === intent.jobName)) return;
+        this.issueDelete(intent.jobName);
         return;
       }
       case 'forget':
-        return this.forgetDone(intent.rollout);
+        this.tasks.add(`forget:${intent.rollout}`);
+        return;
       case 'init':
         this.rollouts[intent.rollout]!.initialized = true;
         return;
@@ -289,17 +301,63 @@ class NodeSim {
     r.state = startStage(r.state, pkg, stage);
     const runId = (this.runIds[key] ??= `run-${++this.runSeq}`);
     const jobName = this.jobName(name, pkg, stage);
-    this.runs.set(key, { rollout: name, pkg, stage, jobName, runId });
+    const run: Run = { rollout: name, pkg, stage, jobName, runId, created: false };
+    this.runs.set(key, run);
     const existing = this.jobs.get(jobName);
-    // runStage: a Job of this run is adopted; a stale one is deleted and waited for, then replaced (the guarded
-    // activity); the unguarded one adopted whatever carried the name.
+    // runStage: a Job of this run is adopted at once; a new one is created a moment later (createJob).
     if (existing && (existing.runId === runId || !this.guards)) {
       reached.adoptedAfterContinueAsNew++;
-      return;
+      run.created = true;
     }
+  }
+
+  /** A runStage attempt, live or of a stopped wait, creates its Job (a stale one of the name is replaced first). */
+  createJob(index: number): void {
+    const pending = [...this.runs.values(), ...this.attempts].filter((x) => !x.created);
+    const run = pending[index % Math.max(1, pending.length)];
+    if (!run) return;
+    run.created = true;
+    const existing = this.jobs.get(run.jobName);
+    if (existing && (existing.runId === run.runId || !this.guards)) return;
     reached.stageJobs++;
-    this.jobs.set(jobName, { package: pkg.name, stage, runId, phase: 'running', deleting: false });
-    this.log.push(`create ${jobName}`);
+    if (this.interruptJob?.phase === 'running') throw new Error(`G12: ${run.jobName} created during the interrupt`);
+    this.jobs.set(run.jobName, {
+      package: run.pkg.name,
+      stage: run.stage,
+      runId: run.runId,
+      phase: 'running',
+      deleting: false,
+    });
+  }
+
+  /** A stopped wait's cancellation is delivered: its attempt ends, and creates nothing more if it had not yet. */
+  attemptEnds(index: number): void {
+    const run = this.attempts[index % Math.max(1, this.attempts.length)];
+    if (!run) return;
+    this.attempts = this.attempts.filter((a) => a !== run);
+    if (this.tasks.has(`delete:${run.jobName}`) && !this.attempts.some((a) => a.jobName === run.jobName)) {
+      this.issueDelete(run.jobName);
+    }
+  }
+
+  /** The watcher fails (or the Job cannot be controlled): the run ends failed while its Job may still run. */
+  watcherFails(index: number): void {
+    const live = [...this.runs.entries()].filter(([, x]) => x.created);
+    const found = live[index % Math.max(1, live.length)];
+    if (!found) return;
+    const [key, x] = found;
+    this.runs.delete(key);
+    delete this.runIds[key];
+    const r = this.rollouts[x.rollout];
+    if (r) r.state = recordStageFailure(r.state, entryKey(x.pkg.name, x.pkg.version), x.stage, { lastError: 'x' });
+    if (this.guards) this.pendingDeletes.set(x.jobName, x.pkg.name);
+  }
+
+  issueDelete(jobName: string): void {
+    const job = this.jobs.get(jobName);
+    if (job) job.deleting = true;
+    // The unguarded loop confirmed a delete as soon as the API server took it; its pods went later.
+    if (!this.guards || !job) this.confirmDelete(jobName);
   }
 
   jobName(rollout: string, pkg: Pick<Package, 'name' | 'version'>, stage: RunnableStage): string {
@@ -318,7 +376,7 @@ class NodeSim {
   observe(index: number): void {
     const done = [...this.runs.entries()].filter(([, x]) => {
       const job = this.jobs.get(x.jobName);
-      return job !== undefined && job.phase !== 'running' && (job.runId === x.runId || !this.guards);
+      return x.created && job !== undefined && job.phase !== 'running' && (job.runId === x.runId || !this.guards);
     });
     const found = done[index % Math.max(1, done.length)];
     if (!found) return;
@@ -377,15 +435,20 @@ class NodeSim {
   }
 
   forgetDone(name: string): void {
+    if (!this.tasks.delete(`forget:${name}`)) return;
     if (this.interrupt?.rollout === name) this.interrupt = null;
     delete this.rollouts[name];
     this.forgetting.delete(name);
+    const again = this.reborn.get(name);
+    this.reborn.delete(name);
+    if (again) this.rollouts[name] = { ...newNodeRollout(again, 1, DEFAULT_NODE_SETTINGS), initialized: true };
   }
 
   /** The history bound is reached: waits stop (not their Jobs), nothing new starts until the run is idle. */
   continueAsNew(): void {
     if (this.draining) return;
     this.draining = true;
+    this.attempts.push(...this.runs.values());
     this.runs = new Map();
   }
 
@@ -507,6 +570,10 @@ const commands = [
   fc.tuple(rolloutArb, fc.constantFrom(...NAMES)).map(([r, p]) => command(`rerun ${r} ${p}`, (sim) => sim.rerun(r, p))),
   rolloutArb.map((r) => command(`reset ${r}`, (sim) => sim.reset(r))),
   rolloutArb.map((r) => command(`forget ${r}`, (sim) => sim.forget(r))),
+  rolloutArb.map((r) => command(`forget done ${r}`, (sim) => sim.forgetDone(r))),
+  fc.nat().map((i) => command(`runStage creates job ${i}`, (sim) => sim.createJob(i))),
+  fc.nat().map((i) => command(`stopped attempt ends ${i}`, (sim) => sim.attemptEnds(i))),
+  fc.nat().map((i) => command(`watcher fails ${i}`, (sim) => sim.watcherFails(i))),
   fc.constant(command('grant', (sim) => sim.grant())),
   fc.constant(command('prepared', (sim) => sim.prepared())),
   fc.constant(command('interrupt done', (sim) => sim.interruptDone())),
@@ -516,6 +583,9 @@ const commands = [
 // frequent enough that runs get through whole package lifecycles and reboots between the other events.
 const catchUp = command('cluster catches up', (sim) => {
   for (let i = 0; i < 8; i++) {
+    sim.createJob(0);
+    sim.attemptEnds(0);
+    for (const name of [...sim.forgetting]) sim.forgetDone(name);
     sim.finishJob(0, true);
     sim.observe(0);
     sim.writeNodeState();

@@ -1,4 +1,4 @@
-import { ApplicationFailure, heartbeat } from '@temporalio/activity';
+import { ApplicationFailure, Context, heartbeat } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { KeelsonActivities, NodeFacts, NodeTimeouts, RunStageInput, StageResult } from '../../activities/contract';
 import { encodeNodeState, stageJobName, type NodeState, type Status } from '../../model';
@@ -45,6 +45,9 @@ export class FakeCluster {
   readonly annotations = new Map<string, string>();
   readonly cordoned = new Set<string>();
   maxCordoned = 0;
+  /** Nodes being drained now. A node cordoned or draining is disrupted: the interruption budget bounds them. */
+  readonly draining = new Set<string>();
+  maxDisrupted = 0;
   /** Set when a test ends: every watcher gives up, so the worker can shut down. */
   stopped = false;
   readonly nodes: NodeFacts[];
@@ -53,6 +56,12 @@ export class FakeCluster {
   ensureNodeWorkflowMs = 0;
   /** How long a deleted Job's pod keeps running (its termination grace period). */
   podTerminationMs = 0;
+  /** suspendStageJob is refused for good (RBAC), so a pause cannot stop a Job. */
+  suspendForbidden = false;
+  /** How long a drain takes. */
+  drainMs = 0;
+  /** How long runStage takes before it creates a new Job. */
+  createDelayMs = 0;
   /** Jobs fail with DeadlineExceeded once they ran past activeDeadlineSeconds, as the Job controller fails them. */
   enforceDeadlines = false;
   /** How long the merged interrupt Job runs. */
@@ -86,6 +95,10 @@ export class FakeCluster {
       ready: true,
       bootId: `${name}-boot-0`,
     }));
+  }
+
+  private countDisrupted(): void {
+    this.maxDisrupted = Math.max(this.maxDisrupted, new Set([...this.cordoned, ...this.draining]).size);
   }
 
   callsOf(name: string): { input: unknown; at: number }[] {
@@ -128,8 +141,8 @@ export class FakeCluster {
       while (!job.outcome) {
         if (this.stopped) throw new Error('test over');
         heartbeat();
-        // Not the activity's cancellable sleep: a cancelled wait still runs to its end and completes late, as a
-        // watcher on a slow API server would.
+        // A real watcher ends when its cancellation is delivered (through the heartbeat).
+        if (Context.current().cancellationSignal.aborted) await Context.current().cancelled;
         await new Promise((r) => setTimeout(r, 20));
         const now = Date.now();
         if (!job.suspended) {
@@ -162,6 +175,8 @@ export class FakeCluster {
         record('runStage', input);
         const jobName = stageJobName({ ...input, package: input.package.name, version: input.package.version });
         const existing = this.jobs.get(jobName);
+        // Creating takes a while (configMaps first, a slow API server): the workflow may stop the wait meanwhile.
+        if (!existing && this.createDelayMs > 0) await new Promise((r) => setTimeout(r, this.createDelayMs));
         if (!existing) {
           this.created.push(jobName);
           const s = this.script(input);
@@ -209,6 +224,7 @@ export class FakeCluster {
       },
       suspendStageJob: async (input) => {
         record('suspendStageJob', input);
+        if (this.suspendForbidden) throw ApplicationFailure.nonRetryable('jobs.batch is forbidden', 'KubeForbidden');
         const job = this.jobs.get(input.jobName);
         if (job && job.suspended && !input.suspend) job.armedMs = 0;
         if (job) job.suspended = input.suspend;
@@ -253,6 +269,7 @@ export class FakeCluster {
         record('cordon', input);
         this.cordoned.add(input.node);
         this.maxCordoned = Math.max(this.maxCordoned, this.cordoned.size);
+        this.countDisrupted();
       },
       uncordon: async (input) => {
         record('uncordon', input);
@@ -264,6 +281,10 @@ export class FakeCluster {
       },
       drain: async (input) => {
         record('drain', input);
+        this.draining.add(input.node);
+        this.countDisrupted();
+        await new Promise((r) => setTimeout(r, this.drainMs));
+        this.draining.delete(input.node);
         if (this.drainTimesOut) {
           throw ApplicationFailure.create({
             type: 'DrainTimeout',

@@ -1,5 +1,6 @@
 import type { RunInterruptInput } from '../../activities/contract';
 import { rolloutWorkflow } from '../../workflows';
+import { encodeNodeState } from '../../model';
 import {
   nodeStateQuery,
   nodeWorkflowId,
@@ -155,4 +156,32 @@ test('continue-as-new during a long rollout keeps every bit of state', async () 
     await handle.cancel();
   });
   await recordHistory(t.env, nodeWorkflowId('long', 'node-1'), 'node-continue-as-new');
+});
+
+test('a node migrated at an older version of a package upgrades it, and one the spec dropped is uninstalled', async () => {
+  const cluster = new FakeCluster(['node-1']);
+  cluster.script = () => ({ ms: 50 });
+  // What an operator left on the node: drv 1.0.0 and old 1.0.0 installed.
+  const done = (name: string) => ({
+    name,
+    version: '1.0.0',
+    image: image(name),
+    stage: 'config' as const,
+    state: 'complete' as const,
+  });
+  cluster.annotations.set('node-1/mig', encodeNodeState({ 'drv|1.0.0': done('drv'), 'old|1.0.0': done('old') }));
+  const id = rolloutWorkflowId('mig', 'mig');
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
+      taskQueue,
+      workflowId: id,
+      args: [
+        { cluster: 'mig', spec: rolloutSpec('mig', { packages: { drv: { version: '2.0.0', image: image('drv') } } }) },
+      ],
+    });
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'));
+    await recordHistory(t.env, nodeWorkflowId('mig', 'node-1'), 'node-migration-version-change');
+  });
+  expect(cluster.stagesOn('node-1').sort()).toEqual(['drv@2.0.0:config', 'drv@2.0.0:upgrade', 'old@1.0.0:uninstall']);
+  expect(Object.keys(JSON.parse(cluster.annotations.get('node-1/mig')!))).toEqual(['drv|2.0.0']);
 });

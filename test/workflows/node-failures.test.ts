@@ -71,6 +71,11 @@ test('G13 a node that does not come back from its reboot ends erroring (RebootTi
     await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
     await recordHistory(t.env, nodeWorkflowId('nohome', NODE), 'node-reboot-timeout-rerun');
   });
+  // The rerun's interrupt is a Job of its own: the failed one is never adopted for it (G11).
+  const runIds = cluster.callsOf('runInterrupt').map((c) => (c.input as { runId?: string }).runId);
+  expect(runIds).toHaveLength(2);
+  expect(runIds[0]).toBeDefined();
+  expect(runIds[1]).not.toBe(runIds[0]);
 });
 
 test('G13 a node-state write refused for good (another writer changed it) is retried, and the node goes on', async () => {
@@ -114,3 +119,35 @@ test('G3 a stage past its timeout is recorded as DeadlineExceeded with its log t
     });
   });
 });
+
+test('G13 a higher-priority rollout arriving mid-drain: both complete within the budget, no node left cordoned', async () => {
+  const cluster = new FakeCluster(['node-a', 'node-b'], (n) => ({ name: n }));
+  cluster.drainMs = 3000;
+  const low = rolloutSpec('low', {
+    priority: 20,
+    interruptionBudget: { count: 1 },
+    packages: { drv: { version: '1.0.0', image: 'ghcr.io/example/drv', interrupt: { type: 'reboot' } } },
+  });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const start = (spec: typeof low) =>
+      t.env.client.workflow.start(rolloutWorkflow, {
+        taskQueue,
+        workflowId: rolloutWorkflowId(spec.name, spec.name),
+        args: [{ cluster: spec.name, spec }],
+      });
+    const lowHandle = await start(low);
+    await eventually(() => expect(cluster.callsOf('drain')).toHaveLength(1));
+    // While the first node drains, a higher-priority rollout comes to it: the low rollout gives its permit up.
+    const draining = (cluster.callsOf('drain')[0]!.input as { node: string }).node;
+    const high = rolloutSpec('high', {
+      priority: 10,
+      nodeSelectors: { matchLabels: { name: draining } },
+      packages: { tools: { version: '1.0.0', image: 'ghcr.io/example/tools' } },
+    });
+    await start(high);
+    await eventually(async () => expect((await lowHandle.query(statusQuery)).status).toBe('complete'), 90_000);
+  });
+  // The budget of one disrupted (cordoned or draining) node held throughout, and nothing was left cordoned.
+  expect(cluster.maxDisrupted).toBe(1);
+  expect(cluster.cordoned.size).toBe(0);
+}, 120_000);

@@ -2,11 +2,15 @@ import type { RunStageInput } from '../../activities/contract';
 import { stageJobName, type RolloutSpec } from '../../model';
 import { rolloutWorkflow } from '../../workflows';
 import {
+  desireSignal,
   nodeStateQuery,
   nodeWorkflowId,
+  pauseSignal,
+  resumeSignal,
   rolloutWorkflowId,
   statusQuery,
   updateSpecUpdate,
+  type DesireArgs,
 } from '../../workflows/messages';
 import { FakeCluster } from './fake-cluster';
 import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
@@ -186,4 +190,71 @@ test('a rollout deleted and started again under its name starts fresh and comple
     'tools@1.0.0:apply',
     'tools@1.0.0:config',
   ]);
+});
+
+test('a desire from another rollout under the same name (its forget lost) forgets the old one first', async () => {
+  const cluster = new FakeCluster([NODE]);
+  const spec = rolloutSpec('twin', { packages: { tools: { version: '1.0.0', image: image('tools') } } });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const first = await startRollout(taskQueue, spec);
+    await eventually(async () => expect((await first.query(statusQuery)).status).toBe('complete'));
+    const node = t.env.client.workflow.getHandle(nodeWorkflowId('twin', NODE));
+    const sent = (cluster.callsOf('ensureNodeWorkflow')[0]!.input as { args: DesireArgs[] }).args[0]!;
+    expect(sent.rolloutUid).toBeDefined();
+    await node.signal(desireSignal, { ...sent, rolloutUid: 'another-rollout' });
+    await eventually(() => expect(cluster.stagesOn(NODE)).toHaveLength(4));
+    await eventually(async () =>
+      expect((await node.query(nodeStateQuery)).rollouts.twin!.packages['tools|1.0.0']).toMatchObject({
+        stage: 'config',
+        state: 'complete',
+      }),
+    );
+  });
+  expect(cluster.callsOf('clearNodeState')).toHaveLength(1);
+});
+
+test('G11 a stage stopped while its Job is being created has that Job gone before the next stage starts', async () => {
+  const cluster = new FakeCluster([NODE]);
+  cluster.createDelayMs = 1500;
+  cluster.podTerminationMs = 500;
+  cluster.script = (i) => ({ ms: i.package.version === '1.0.0' ? 60_000 : 200 });
+  const spec = rolloutSpec('late', { packages: { drv: { version: '1.0.0', image: image('drv') } } });
+  await changeMidStage(
+    cluster,
+    spec,
+    // The spec changes while runStage is still creating the v1 Job.
+    () => stageStarted(cluster, 'drv@1.0.0:apply'),
+    (s) => ({ ...s, spec: { ...s.spec, packages: { drv: { ...s.spec.packages.drv!, version: '2.0.0' } } } }),
+    'node-stop-during-create',
+  );
+  expect(cluster.breaches).toEqual([]);
+  expect(cluster.stagesOn(NODE)).toEqual(['drv@1.0.0:apply', 'drv@2.0.0:upgrade', 'drv@2.0.0:config']);
+});
+
+test('G11 a Job the pause could not suspend (forbidden) is gone before the package runs again', async () => {
+  const cluster = new FakeCluster([NODE]);
+  cluster.suspendForbidden = true;
+  cluster.podTerminationMs = 1000;
+  cluster.script = (i) => ({ ms: i.package.version === '1.0.0' ? 60_000 : 200 });
+  const spec = rolloutSpec('nosusp', { packages: { drv: { version: '1.0.0', image: image('drv') } } });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await startRollout(taskQueue, spec);
+    await eventually(() => expect(stageStarted(cluster, 'drv@1.0.0:apply')).toBe(true));
+    await handle.signal(pauseSignal, { actor: 'test', reason: 'window' });
+    await eventually(async () => {
+      const view = await t.env.client.workflow.getHandle(nodeWorkflowId('nosusp', NODE)).query(nodeStateQuery);
+      expect(view.rollouts.nosusp!.packages['drv|1.0.0']).toMatchObject({
+        state: 'erroring',
+        lastError: expect.stringContaining('StageControlFailed'),
+      });
+    });
+    await handle.signal(resumeSignal, { actor: 'test', reason: 'window' });
+    const bumped = {
+      ...spec,
+      spec: { ...spec.spec, packages: { drv: { ...spec.spec.packages.drv!, version: '2.0.0' } } },
+    };
+    await handle.executeUpdate(updateSpecUpdate, { args: [bumped] });
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+  });
+  expect(cluster.breaches).toEqual([]);
 });
