@@ -164,7 +164,11 @@ export class E2E {
   private readonly dir: string;
   private readonly env = stackEnv();
 
-  constructor(readonly prefix: string) {
+  /** `workerSettings`: worker environment variables (docs/settings.md) over the e2e defaults, for every start. */
+  constructor(
+    readonly prefix: string,
+    readonly workerSettings: Record<string, string> = {},
+  ) {
     const suffix = Date.now().toString(36).slice(-5);
     this.cluster = `e2e-${prefix}-${suffix}`;
     this.taskQueue = `keelson-${this.cluster}`;
@@ -256,6 +260,7 @@ export class E2E {
         KEELSON_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
         KEELSON_SDK_METRICS_ADDRESS: 'off',
         KEELSON_WORKFLOW_BUNDLE: codePath,
+        ...this.workerSettings,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
