@@ -9,6 +9,7 @@ import {
   type NodeState,
   type Package,
   type PackageEntry,
+  type RolloutOnNode,
   type RolloutSpec,
   type Status,
 } from '../model';
@@ -132,4 +133,27 @@ export function byPriority(rollouts: Record<string, NodeRollout>): string[] {
   return Object.keys(rollouts).sort(
     (a, b) => rollouts[a]!.spec.spec.priority - rollouts[b]!.spec.spec.priority || (a < b ? -1 : a > b ? 1 : 0),
   );
+}
+
+/** What decideNode sees of each rollout on the node, in priority order. */
+export function rolloutsOnNode(
+  rollouts: Record<string, NodeRollout>,
+  forgetting: ReadonlySet<string>,
+): RolloutOnNode[] {
+  return byPriority(rollouts).map((name) => {
+    const r = rollouts[name]!;
+    const { state, configUpdates, paused, disabled, waiting, initialized } = r;
+    const packages = r.spec.spec.packages;
+    return {
+      name,
+      packages,
+      state,
+      configUpdates,
+      paused,
+      disabled,
+      waiting,
+      initialized,
+      forgetting: forgetting.has(name),
+    };
+  });
 }

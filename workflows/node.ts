@@ -66,6 +66,7 @@ import {
   byPriority,
   fixedStages,
   newNodeRollout,
+  rolloutsOnNode,
   rolloutNodeStatus,
   stageTimeoutOf,
   type NodeRollout,
@@ -609,20 +610,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   function view(): DecisionView {
     return {
       node,
-      rollouts: byPriority(s.rollouts).map((name) => {
-        const r = s.rollouts[name]!;
-        return {
-          name,
-          packages: r.spec.spec.packages,
-          state: r.state,
-          configUpdates: r.configUpdates,
-          paused: r.paused,
-          disabled: r.disabled,
-          waiting: r.waiting,
-          initialized: r.initialized,
-          forgetting: forgetting.has(name),
-        };
-      }),
+      rollouts: rolloutsOnNode(s.rollouts, forgetting),
       runs: [...runs.values()].map(runKeyOf),
       carried: Object.values(s.rollouts)
         .flatMap((r) => Object.keys(r.stageStarted))

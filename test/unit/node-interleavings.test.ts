@@ -22,7 +22,14 @@ import {
   type RunnableStage,
 } from '../../model';
 import { DEFAULT_NODE_SETTINGS } from '../../workflows/messages';
-import { applyNewSpec, byPriority, fixedStages, newNodeRollout, type NodeRollout } from '../../workflows/node-rollout';
+import {
+  applyNewSpec,
+  byPriority,
+  fixedStages,
+  newNodeRollout,
+  rolloutsOnNode,
+  type NodeRollout,
+} from '../../workflows/node-rollout';
 
 // Model-based test of the node workflow's decisions (docs/architecture.md, "The node workflow"): random interleavings
 // of every event a node sees, carried out the way workflows/node.ts carries out decideNode's intents, against a
@@ -118,20 +125,7 @@ class NodeSim {
   view() {
     return {
       node: NODE,
-      rollouts: byPriority(this.rollouts).map((name) => {
-        const r = this.rollouts[name]!;
-        return {
-          name,
-          packages: r.spec.spec.packages,
-          state: r.state,
-          configUpdates: r.configUpdates,
-          paused: r.paused,
-          disabled: r.disabled,
-          waiting: r.waiting,
-          initialized: r.initialized,
-          forgetting: this.forgetting.has(name),
-        };
-      }),
+      rollouts: rolloutsOnNode(this.rollouts, this.forgetting),
       runs: [...this.runs.values()].map((x) => ({
         rollout: x.rollout,
         package: x.pkg.name,
