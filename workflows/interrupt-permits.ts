@@ -45,3 +45,44 @@ export function grantPermits(
   }
   return grants;
 }
+
+/** What a node workflow says of its permit for one rollout, read by the permitLeases activity. */
+export type PermitLease =
+  | { node: string; running: false }
+  | { node: string; running: true; phase: 'requested' | 'granted' | 'prepared' | null; permit: string | null };
+
+/** The permits and queue as they stood when the leases were read. */
+export interface PermitSnapshot {
+  holders: Record<string, string>;
+  queued: string[];
+}
+
+export function snapshotPermits(p: PermitState): PermitSnapshot {
+  return { holders: { ...p.holders }, queued: [...p.queue] };
+}
+
+/**
+ * Permits are leases (G13): what the node workflows hold is the truth, and the rollout's books follow it. A permit
+ * whose node workflow is gone or no longer holds it goes back to the budget; a node that waits for a permit the
+ * rollout never heard of (a request lost while the rollout was unreachable or reset) joins the queue; a permit a node
+ * holds that the rollout forgot (a reset) is counted again. Only what was so both when the leases were read and now
+ * changes: a grant, request or release handled meanwhile wins over the older reading.
+ */
+export function reconcilePermits(p: PermitState, before: PermitSnapshot, leases: PermitLease[]): void {
+  const known = (node: string, s: PermitSnapshot) => s.holders[node] !== undefined || s.queued.includes(node);
+  const now = snapshotPermits(p);
+  for (const lease of leases) {
+    const { node } = lease;
+    const permit = before.holders[node];
+    if (!lease.running) {
+      if (permit !== undefined) releasePermit(p, node, permit);
+      if (before.queued.includes(node)) p.queue = p.queue.filter((n) => n !== node);
+      continue;
+    }
+    const holds = lease.phase === 'granted' || lease.phase === 'prepared';
+    if (permit !== undefined && !(holds && lease.permit === permit)) releasePermit(p, node, permit);
+    if (known(node, before) || known(node, now)) continue;
+    if (lease.phase === 'requested') requestPermit(p, node);
+    else if (holds && lease.permit) p.holders[node] = lease.permit;
+  }
+}

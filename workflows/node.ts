@@ -323,8 +323,21 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   setHandler(nodeDisableSignal, control('disable', { disabled: true }));
   setHandler(nodeEnableSignal, control('enable', { disabled: false }));
   setHandler(grantInterruptSignal, ({ rollout, permit }) => {
-    if (s.interrupt?.rollout === rollout && s.interrupt.phase === 'requested') {
+    const held = s.interrupt;
+    if (held?.rollout === rollout && held.phase === 'requested') {
       s.interrupt = { rollout, phase: 'granted', permit };
+    } else if (held?.rollout === rollout && held.permit && patched(PATCHES.regrantKeepsOnePermit)) {
+      // A second grant to a node that holds one: the rollout lost the first (a reset). The node keeps the newer one and
+      // hands back the older, unless they are the same (a reset rollout numbers its grants again), so the rollout's
+      // books and the node stay in step and the budget counts this node once (G13).
+      const old = held.permit;
+      held.permit = permit;
+      if (old !== permit)
+        spawn(`stray:${old}`, () =>
+          signalRollout(rollout, (id) =>
+            getExternalWorkflowHandle(id).signal(releaseInterruptSignal, { node, permit: old }),
+          ),
+        );
     } else {
       // A grant nobody waits for any more (rerun, forget, a request that lost its need): hand it straight back.
       spawn(`stray:${permit}`, () =>

@@ -27,6 +27,8 @@ export const PATCHES = {
   versionChangesOnMigration: 'version-changes-on-migration',
   /** G14: a resumed stage keeps the time it had left; its Job's deadline is re-armed with it. */
   pauseKeepsTimeLeft: 'pause-keeps-time-left',
+  /** G13: a grant to a node that holds a permit of the rollout (the rollout was reset) replaces the held one. */
+  regrantKeepsOnePermit: 'regrant-keeps-one-permit',
   // Rollout workflow
   /** The rollout records the worker's node timeouts and drain policy once, at its start. */
   rolloutNodeTimeouts: 'rollout-node-timeouts',
@@ -42,4 +44,6 @@ export const PATCHES = {
   rolloutWakeKept: 'rollout-wake-kept',
   /** A pass sends commands only for work: one relist timer, search attributes only on change (G15). */
   rolloutSteadyCommands: 'rollout-steady-commands',
+  /** G13: permits are leases; each relist reconciles the books with what the node workflows hold. */
+  permitLeases: 'permit-leases',
 } as const;

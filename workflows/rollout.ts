@@ -28,7 +28,15 @@ import {
 import { untoleratedTaint } from '../model/taints';
 import { SHORT_CALL_TIMEOUT } from './activity-timeouts';
 import { admitNext, newCompartmentBatch, type AdmissionMode } from './batch-admission';
-import { dropNode, grantPermits, newPermitState, releasePermit, requestPermit } from './interrupt-permits';
+import {
+  dropNode,
+  grantPermits,
+  newPermitState,
+  reconcilePermits,
+  releasePermit,
+  requestPermit,
+  snapshotPermits,
+} from './interrupt-permits';
 import {
   DEFAULT_NODE_SETTINGS,
   desireSignal,
@@ -237,6 +245,26 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     s.listed = true;
   }
 
+  /**
+   * Permits are leases (G13): with each relist the books follow what the node workflows hold, so a node workflow
+   * terminated or reset while holding a permit, or a request lost on the way, never leaks budget or waits for ever.
+   * Only nodes that hold, wait or have work in flight are asked. A node with work in flight whose workflow is gone
+   * is told its desire again: a new node workflow resumes from the node's state (and deletes the old run's Jobs, G11).
+   */
+  async function reconcileLeases(): Promise<void> {
+    const inFlight = admittedNodes().filter((n) => batchStatus(s, n) === 'in_progress');
+    const nodes = [...new Set([...Object.keys(s.permits.holders), ...s.permits.queue, ...inFlight])];
+    if (nodes.length === 0) return;
+    const before = snapshotPermits(s.permits);
+    const leases = await act.permitLeases({ cluster, rollout: name, nodes });
+    reconcilePermits(s.permits, before, leases);
+    for (const lease of leases) {
+      if (lease.running || !inFlight.includes(lease.node) || !s.nodes[lease.node]) continue;
+      log.warn('node workflow gone with work in flight: starting it again', { node: lease.node });
+      s.outbox.push({ node: lease.node, kind: 'desire' });
+    }
+  }
+
   async function send(m: Outgoing): Promise<void> {
     if (m.kind === 'forget') return forgetOn(m.node);
     if (!s.nodes[m.node]) return;
@@ -403,6 +431,8 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
         if (steady) relistDue = false;
         await relist();
         if (!steady) relistDue = false;
+        // Patched: histories before it kept their books without asking the nodes.
+        if (patched(PATCHES.permitLeases)) await reconcileLeases();
       }
       admit();
       resetBatchesOnCompletion();
