@@ -146,6 +146,15 @@ test('continue-as-new during a long rollout keeps every bit of state', async () 
       }
       expect(runs.length).toBeGreaterThan(1);
     }
+    // Replay fixtures of real continue-as-new: node-1's first run (work, then continued as new) and its second (begun
+    // from carried state, continued as new again).
+    const continued: { runId: string; startTime: Date }[] = [];
+    const query = `WorkflowId = '${nodeWorkflowId('long', 'node-1')}' AND ExecutionStatus = 'ContinuedAsNew'`;
+    for await (const run of t.env.client.workflow.list({ query })) continued.push(run);
+    continued.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+    expect(continued.length).toBeGreaterThanOrEqual(2);
+    await recordHistory(t.env, nodeWorkflowId('long', 'node-1'), 'node-continued-first-run', continued[0]!.runId);
+    await recordHistory(t.env, nodeWorkflowId('long', 'node-1'), 'node-continued-carried-run', continued[1]!.runId);
     // Nothing ran twice: every stage Job was created once, and each node rebooted once.
     expect(new Set(cluster.created).size).toBe(cluster.created.length);
     expect(cluster.created).toHaveLength(21);
