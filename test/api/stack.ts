@@ -8,6 +8,7 @@ import { ApiSettingsSchema } from '../../client/api/settings';
 import { KeelsonClient } from '../../client/lib';
 import { activitySettings, loadConfig } from '../../workers/config';
 import { kubeClients, testNamespace } from '../harness/kube';
+import { testWorkflowBundlePath } from '../harness/workflow-bundle';
 
 // One test file's own Keelson: a real worker (the real workflows and Kubernetes activities) on a task queue and
 // cluster name of its own, the real API on a free port, against the local stack's Temporal server and cluster.
@@ -60,7 +61,7 @@ export async function startTestKeelson(prefix: string, opts: { worker?: boolean 
       : await Worker.create({
           connection: await NativeConnection.connect({ address }),
           taskQueue,
-          workflowsPath: require.resolve('../../workflows'),
+          workflowBundle: { codePath: testWorkflowBundlePath() },
           activities: createActivities({
             kubeConfig: kc,
             temporal,

@@ -11,7 +11,7 @@ import { ApiSettingsSchema } from '../../client/api/settings';
 import { KeelsonClient } from '../../client/lib';
 import { fakeNode } from '../../deploy/dev/nodes';
 import { stackEnv } from '../../deploy/dev/stack';
-import { buildWorkflowBundle } from '../../deploy/dev/workflow-bundle';
+import { testWorkflowBundlePath } from '../harness/workflow-bundle';
 
 // One e2e test file's own Keelson, driven only the way a user drives it: the real worker entry point
 // (workers/worker.ts) as a child process that a test may SIGKILL and start again, the real API on a free port, and
@@ -119,14 +119,6 @@ async function freePort(): Promise<number> {
     });
     s.on('error', reject);
   });
-}
-
-let bundle: Promise<string> | undefined;
-
-/** The workflow bundle, built once per test file: a worker (re)start then takes seconds instead of a webpack build. */
-function workflowBundle(dir: string): Promise<string> {
-  bundle ??= buildWorkflowBundle(join(dir, 'workflow-bundle.js'));
-  return bundle;
 }
 
 export function sleep(ms: number): Promise<void> {
@@ -239,7 +231,7 @@ export class E2E {
 
   /** Starts the real worker process (workers/worker.ts) for this file's cluster, task queue and namespace. */
   async startWorker(): Promise<void> {
-    const codePath = await workflowBundle(this.dir);
+    const codePath = testWorkflowBundlePath();
     const log = createWriteStream(join(this.dir, 'worker.log'), { flags: 'a' });
     const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'workers', 'worker.ts')], {
       cwd: root,

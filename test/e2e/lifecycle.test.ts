@@ -94,3 +94,24 @@ test('package lifecycle: a 3-package DAG ends at config/complete in Skyhook node
   ]);
   expect(rec.jobKeys(node)).toHaveLength(10);
 });
+
+test('a rollout deleted and started again with the same manifest (`kubectl delete -f`, then `apply -f`) starts fresh and completes', async () => {
+  const node = e2e.nodes[0]!;
+  const name = 'again';
+  const doc = skyhook({ name, nodes: [node], packages: { tools: { version: '1.0.0' } } });
+  await e2e.startAndWait(name, [doc]);
+  const before = rec.jobKeys(node).filter((k) => k.startsWith('tools'));
+  expect(before).toEqual(['tools@1.0.0:apply', 'tools@1.0.0:config']);
+  await e2e.cliOk(['rollout', 'delete', name]);
+  const out = await e2e.startAndWait(name, [doc]);
+  expect(out).toContain(`rollout ${name}: complete, 1/1 nodes complete`);
+  // The new rollout ran every stage again (Jobs of its own): it read nothing the deleted one had written on the node.
+  expect(rec.jobKeys(node).filter((k) => k.startsWith('tools'))).toEqual([
+    'tools@1.0.0:apply',
+    'tools@1.0.0:apply',
+    'tools@1.0.0:config',
+    'tools@1.0.0:config',
+  ]);
+  expect(entry(await e2e.nodeState(node, name), 'tools')).toMatchObject({ stage: 'config', state: 'complete' });
+  expect((await e2e.status(name)).nodes[node]).toMatchObject({ status: 'complete' });
+});

@@ -2,11 +2,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { toolPaths, stateDir } from '../../deploy/dev/paths';
 import { runningComponents, stackEnv, stackUp } from '../../deploy/dev/stack';
+import { buildWorkflowBundle } from '../../deploy/dev/workflow-bundle';
+import { BUNDLE_VARIABLE } from './workflow-bundle';
 
 export const startedByTestsFile = path.join(stateDir, 'run', 'started-by-tests.json');
 
 /** Brings the local stack up (or reuses a running one) and hands its settings to every test through the env. */
 export default async function globalSetup(): Promise<void> {
+  // Built while the stack comes up; a failure is reported by the await below.
+  const bundle = buildWorkflowBundle(path.join(stateDir, 'run', 'workflow-bundle.js'));
+  bundle.catch(() => undefined);
   const before = new Set(runningComponents());
   const log = (line: string) => process.stderr.write(`[stack] ${line}\n`);
   await stackUp({ nodes: 10, log });
@@ -16,4 +21,5 @@ export default async function globalSetup(): Promise<void> {
   const tools = toolPaths();
   process.env.TEMPORAL_CLI_PATH = tools.temporal;
   process.env.TEMPORAL_TEST_SERVER_PATH = tools.temporalTestServer;
+  process.env[BUNDLE_VARIABLE] = await bundle;
 }

@@ -8,6 +8,7 @@ import { decodeNodeState, parseRolloutDocuments, type PackageEntry, type Rollout
 import { loadConfig } from '../../workers/config';
 import { startWorker, type RunningWorker } from '../../workers/worker';
 import { eventually } from '../e2e/e2e-stack';
+import { testWorkflowBundlePath } from '../harness/workflow-bundle';
 
 export { eventually };
 
@@ -198,6 +199,7 @@ export class InProcessKeelson {
       KEELSON_SHUTDOWN_GRACE_SECONDS: '0',
       KEELSON_METRICS_ADDRESS: '127.0.0.1:0',
       KEELSON_SDK_METRICS_ADDRESS: 'off',
+      KEELSON_WORKFLOW_BUNDLE: testWorkflowBundlePath(),
       ...this.env,
     });
     this.running = await startWorker(config);

@@ -1,10 +1,4 @@
-import {
-  Runtime,
-  DefaultLogger,
-  bundleWorkflowCode,
-  Worker,
-  type WorkflowBundleWithSourceMap,
-} from '@temporalio/worker';
+import { Runtime, DefaultLogger, Worker } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { randomUUID } from 'node:crypto';
@@ -13,8 +7,10 @@ import path from 'node:path';
 import { RolloutSpecSchema, type RolloutSpec } from '../../model';
 import { searchAttributeKeys } from '../../workflows/search-attributes';
 import { FakeCluster } from './fake-cluster';
+import { testWorkflowBundle, type WorkflowBundle } from '../harness/workflow-bundle';
 
-// A real Temporal dev server per test file, the workflow bundle built once, and a worker per test.
+// A real Temporal dev server per test file, the run's workflow bundle (test/harness/workflow-bundle.ts), and a worker
+// per test.
 
 let runtimeInstalled = false;
 
@@ -30,7 +26,7 @@ export function requireBinary(variable: 'TEMPORAL_CLI_PATH' | 'TEMPORAL_TEST_SER
 
 export async function startEnv(
   extraArgs: string[] = [],
-): Promise<{ env: TestWorkflowEnvironment; bundle: WorkflowBundleWithSourceMap }> {
+): Promise<{ env: TestWorkflowEnvironment; bundle: WorkflowBundle }> {
   if (!runtimeInstalled) {
     Runtime.install({ logger: new DefaultLogger('ERROR') });
     runtimeInstalled = true;
@@ -42,19 +38,15 @@ export async function startEnv(
       extraArgs,
     },
   });
-  const bundle = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../../workflows'),
-    logger: new DefaultLogger('ERROR'),
-  });
-  return { env, bundle };
+  return { env, bundle: testWorkflowBundle() };
 }
 
-/** One server and bundle per test file, torn down after it. */
+/** One server per test file, torn down after it, and the run's bundle. */
 export function useTemporal(extraArgs: string[] = []): {
   env: TestWorkflowEnvironment;
-  bundle: WorkflowBundleWithSourceMap;
+  bundle: WorkflowBundle;
 } {
-  const ctx = {} as { env: TestWorkflowEnvironment; bundle: WorkflowBundleWithSourceMap };
+  const ctx = {} as { env: TestWorkflowEnvironment; bundle: WorkflowBundle };
   beforeAll(async () => Object.assign(ctx, await startEnv(extraArgs)), 120_000);
   afterAll(async () => ctx.env?.teardown());
   return ctx;
@@ -62,7 +54,7 @@ export function useTemporal(extraArgs: string[] = []): {
 
 export async function withWorker<T>(
   env: TestWorkflowEnvironment,
-  bundle: WorkflowBundleWithSourceMap,
+  bundle: WorkflowBundle,
   cluster: FakeCluster,
   fn: (taskQueue: string) => Promise<T>,
 ): Promise<T> {

@@ -3,6 +3,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PATCHES } from '../../workflows/patches';
+import { testWorkflowBundle } from '../harness/workflow-bundle';
 
 // Histories recorded from the workflow tests (KEELSON_RECORD_HISTORIES=1) replay against the current code: a change
 // that reorders or drops a command fails here with a DeterminismViolationError.
@@ -58,10 +59,7 @@ test('every recorded history replays without non-determinism', async () => {
     return { workflowId: workflowId as string, history: historyFromJSON(history) };
   });
   const failures: string[] = [];
-  for await (const result of Worker.runReplayHistories(
-    { workflowsPath: require.resolve('../../workflows') },
-    histories,
-  )) {
+  for await (const result of Worker.runReplayHistories({ workflowBundle: testWorkflowBundle() }, histories)) {
     if (result.error) failures.push(`${result.workflowId}: ${result.error.name}: ${result.error.message}`);
   }
   expect(failures).toEqual([]);
