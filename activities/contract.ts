@@ -1,7 +1,6 @@
 // The activities the workflows call, as types only: workflows import this file with `import type`, the
 // Kubernetes implementation (activities/index.ts, createActivities) satisfies it, and workflow tests supply fakes.
 import type { Interrupt, LabelSelector, NodeState, Package, RolloutKind, Stage, Status, Toleration } from '../model';
-import type { PermitLease } from '../workflows/interrupt-permits';
 
 /** Identifies the rollout a piece of work belongs to, and where its metadata lives on Nodes and Jobs. */
 export interface RolloutRef {
@@ -138,6 +137,4 @@ export interface KeelsonActivities {
   listNodes(input: { selector: LabelSelector }): Promise<NodeFacts[]>;
   /** Signal-with-start of a node workflow (workflows cannot start an unrelated workflow themselves). */
   ensureNodeWorkflow(input: { cluster: string; node: string; signal: string; args: unknown[] }): Promise<void>;
-  /** What each node workflow holds of the rollout's interrupt permits (G13: permits are leases). */
-  permitLeases(input: { cluster: string; rollout: string; nodes: string[] }): Promise<PermitLease[]>;
 }

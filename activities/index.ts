@@ -6,7 +6,7 @@ import { cordon, removeTaint, uncordon } from './cordon';
 import { drain } from './drain';
 import { runInterrupt } from './interrupt';
 import { listNodes } from './nodes';
-import { ensureNodeWorkflow, permitLeases } from './node-workflows';
+import { ensureNodeWorkflow } from './node-workflows';
 import { clearNodeState, readNode, writeNodeState } from './node-state';
 import { waitForProtectedPods } from './protected-pods';
 import { waitForReboot } from './reboot';
@@ -94,6 +94,5 @@ export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetric
     removeTaint: (input) => removeTaint(clients, input),
     listNodes: ({ selector }) => listNodes(clients, selector),
     ensureNodeWorkflow: (input) => ensureNodeWorkflow(deps.temporal, settings.taskQueue, input),
-    permitLeases: (input) => permitLeases(deps.temporal, input),
   };
 }

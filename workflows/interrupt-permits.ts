@@ -28,16 +28,22 @@ export function dropNode(p: PermitState, node: string): void {
   p.queue = p.queue.filter((n) => n !== node);
 }
 
-/** Grants, in queue order, as long as the node's compartment holds fewer permits than its ceiling. */
+/**
+ * Grants, in queue order, as long as the node's compartment holds fewer permits than its ceiling. With
+ * `regrantHolders`, a queued node that holds a permit already (its request overtook its release, or its workflow was
+ * started again) is granted a new one in place of the old, its own permit not counted against it.
+ */
 export function grantPermits(
   p: PermitState,
   compartmentOf: (node: string) => { name: string; ceiling: number } | undefined,
+  regrantHolders = false,
 ): { node: string; permit: string }[] {
   const grants: { node: string; permit: string }[] = [];
-  const held = (name: string) => Object.keys(p.holders).filter((n) => compartmentOf(n)?.name === name).length;
+  const held = (name: string, asking: string) =>
+    Object.keys(p.holders).filter((n) => compartmentOf(n)?.name === name && !(regrantHolders && n === asking)).length;
   for (const node of [...p.queue]) {
     const c = compartmentOf(node);
-    if (!c || held(c.name) >= Math.max(1, c.ceiling)) continue;
+    if (!c || held(c.name, node) >= Math.max(1, c.ceiling)) continue;
     const permit = `${node}#${++p.issued}`;
     p.holders[node] = permit;
     p.queue = p.queue.filter((n) => n !== node);
@@ -46,43 +52,33 @@ export function grantPermits(
   return grants;
 }
 
-/** What a node workflow says of its permit for one rollout, read by the permitLeases activity. */
-export type PermitLease =
-  | { node: string; running: false }
-  | { node: string; running: true; phase: 'requested' | 'granted' | 'prepared' | null; permit: string | null };
-
-/** The permits and queue as they stood when the leases were read. */
-export interface PermitSnapshot {
-  holders: Record<string, string>;
-  queued: string[];
-}
-
-export function snapshotPermits(p: PermitState): PermitSnapshot {
-  return { holders: { ...p.holders }, queued: [...p.queue] };
+/** The issue number of a permit (`<node>#<n>`): which grants came before a lease check. */
+function issueNumber(permit: string): number {
+  return Number(permit.slice(permit.lastIndexOf('#') + 1));
 }
 
 /**
- * Permits are leases (G13): what the node workflows hold is the truth, and the rollout's books follow it. A permit
- * whose node workflow is gone or no longer holds it goes back to the budget; a node that waits for a permit the
- * rollout never heard of (a request lost while the rollout was unreachable or reset) joins the queue; a permit a node
- * holds that the rollout forgot (a reset) is counted again. Only what was so both when the leases were read and now
- * changes: a grant, request or release handled meanwhile wins over the older reading.
+ * Permits are leases (G13): a node's answer to a lease check is the truth, and the rollout's books follow it. A node
+ * that holds nothing loses the permit the books gave it before the check; a node holding a permit the books do not
+ * have (the rollout was reset) has it counted; a node waiting for a permit the rollout never heard of (a request lost
+ * to a reset) joins the queue. A grant issued after the check is not in the answer and stays as it is.
  */
-export function reconcilePermits(p: PermitState, before: PermitSnapshot, leases: PermitLease[]): void {
-  const known = (node: string, s: PermitSnapshot) => s.holders[node] !== undefined || s.queued.includes(node);
-  const now = snapshotPermits(p);
-  for (const lease of leases) {
-    const { node } = lease;
-    const permit = before.holders[node];
-    if (!lease.running) {
-      if (permit !== undefined) releasePermit(p, node, permit);
-      if (before.queued.includes(node)) p.queue = p.queue.filter((n) => n !== node);
-      continue;
-    }
-    const holds = lease.phase === 'granted' || lease.phase === 'prepared';
-    if (permit !== undefined && !(holds && lease.permit === permit)) releasePermit(p, node, permit);
-    if (known(node, before) || known(node, now)) continue;
-    if (lease.phase === 'requested') requestPermit(p, node);
-    else if (holds && lease.permit) p.holders[node] = lease.permit;
+export function reconcileLease(
+  p: PermitState,
+  report: { node: string; asOf: number; phase: 'requested' | 'granted' | 'prepared' | null; permit: string | null },
+): void {
+  const { node, asOf, phase, permit } = report;
+  const booked = p.holders[node];
+  if (booked !== undefined && issueNumber(booked) > asOf) return;
+  if (phase === null) {
+    if (booked !== undefined) delete p.holders[node];
+  } else if (phase === 'requested') {
+    // A node that waits keeps what the books give it (a node workflow started again after its predecessor was
+    // terminated mid-reboot): it is granted again in its turn, and the budget counts it meanwhile.
+    requestPermit(p, node);
+  } else if (permit !== null) {
+    p.holders[node] = permit;
+    // Later checks then ask after it: a permit from before a reset may carry a number the rollout has not reached.
+    p.issued = Math.max(p.issued, issueNumber(permit));
   }
 }

@@ -64,6 +64,19 @@ export interface GrantArgs {
   permit: string;
 }
 
+export interface LeaseCheckArgs {
+  rollout: string;
+  /** How many permits the rollout had issued when it asked: grants after that are not in the answer. */
+  asOf: number;
+}
+
+/** What a node holds of one rollout's permits, as it answers a lease check. */
+export interface LeaseReport extends NodeRef {
+  asOf: number;
+  phase: 'requested' | 'granted' | 'prepared' | null;
+  permit: string | null;
+}
+
 export interface RerunArgs {
   rollout: string;
   package: string;
@@ -95,6 +108,8 @@ export const nodeResumeSignal = defineSignal<[NodeControlArgs]>('resume');
 export const nodeDisableSignal = defineSignal<[NodeControlArgs]>('disable');
 export const nodeEnableSignal = defineSignal<[NodeControlArgs]>('enable');
 export const grantInterruptSignal = defineSignal<[GrantArgs]>('grantInterrupt');
+/** The rollout asks what the node holds of its permits; the node answers with leaseReport (G13, permits are leases). */
+export const leaseCheckSignal = defineSignal<[LeaseCheckArgs]>('leaseCheck');
 export const rerunUpdate = defineUpdate<void, [RerunArgs]>('rerun');
 export const resetUpdate = defineUpdate<void, [RolloutRefArgs]>('reset');
 export const nodeStateQuery = defineQuery<NodeView>('state');
@@ -158,6 +173,7 @@ export interface RolloutStatusView {
 export const nodeProgressSignal = defineSignal<[NodeProgress]>('nodeProgress');
 export const requestInterruptSignal = defineSignal<[NodeRef]>('requestInterrupt');
 export const releaseInterruptSignal = defineSignal<[ReleaseArgs]>('releaseInterrupt');
+export const leaseReportSignal = defineSignal<[LeaseReport]>('leaseReport');
 export const pauseSignal = defineSignal<[Actor]>('pause');
 export const resumeSignal = defineSignal<[Actor]>('resume');
 export const disableSignal = defineSignal<[Actor]>('disable');

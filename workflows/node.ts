@@ -45,6 +45,8 @@ import {
   desireSignal,
   forgetSignal,
   grantInterruptSignal,
+  leaseCheckSignal,
+  leaseReportSignal,
   nodeDisableSignal,
   nodeEnableSignal,
   nodePauseSignal,
@@ -345,6 +347,12 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       );
     }
     poke();
+  });
+  setHandler(leaseCheckSignal, ({ rollout, asOf }) => {
+    // Answered as it stands now; not a task, so it never holds up what the node does next.
+    const held = s.interrupt?.rollout === rollout ? s.interrupt : null;
+    const report = { node, asOf, phase: held?.phase ?? null, permit: held?.permit ?? null };
+    void signalRollout(rollout, (id) => getExternalWorkflowHandle(id).signal(leaseReportSignal, report));
   });
   setHandler(
     rerunUpdate,

@@ -32,10 +32,9 @@ import {
   dropNode,
   grantPermits,
   newPermitState,
-  reconcilePermits,
+  reconcileLease,
   releasePermit,
   requestPermit,
-  snapshotPermits,
 } from './interrupt-permits';
 import {
   DEFAULT_NODE_SETTINGS,
@@ -44,6 +43,8 @@ import {
   enableSignal,
   forgetSignal,
   grantInterruptSignal,
+  leaseCheckSignal,
+  leaseReportSignal,
   nodeDisableSignal,
   nodeEnableSignal,
   nodePauseSignal,
@@ -104,7 +105,8 @@ type Outgoing =
   | { node: string; kind: 'desire' }
   | { node: string; kind: 'forget' }
   | { node: string; kind: 'pause' | 'resume' | 'disable' | 'enable'; actor: Actor }
-  | { node: string; kind: 'grant'; permit: string };
+  | { node: string; kind: 'grant'; permit: string }
+  | { node: string; kind: 'leaseCheck'; asOf: number };
 
 const act = proxyActivities<KeelsonActivities>({
   startToCloseTimeout: SHORT_CALL_TIMEOUT,
@@ -168,6 +170,10 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   });
   setHandler(releaseInterruptSignal, ({ node, permit }) => {
     releasePermit(s.permits, node, permit);
+    poke();
+  });
+  setHandler(leaseReportSignal, (report) => {
+    if (s.nodes[report.node]) reconcileLease(s.permits, report);
     poke();
   });
   setHandler(
@@ -246,23 +252,22 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   }
 
   /**
-   * Permits are leases (G13): with each relist the books follow what the node workflows hold, so a node workflow
-   * terminated or reset while holding a permit, or a request lost on the way, never leaks budget or waits for ever.
-   * Only nodes that hold, wait or have work in flight are asked. A node with work in flight whose workflow is gone
-   * is told its desire again: a new node workflow resumes from the node's state (and deletes the old run's Jobs, G11).
+   * Permits are leases (G13): with each relist, every node that has work under this rollout or holds or waits for its
+   * permit is asked what it holds (a signal, answered by leaseReport), and the books follow the answers. A node whose
+   * workflow is gone is sent its desire again; its permit stays booked until the new workflow is granted it.
    */
-  async function reconcileLeases(): Promise<void> {
-    const inFlight = admittedNodes().filter((n) => batchStatus(s, n) === 'in_progress');
-    const nodes = [...new Set([...Object.keys(s.permits.holders), ...s.permits.queue, ...inFlight])];
-    if (nodes.length === 0) return;
-    const before = snapshotPermits(s.permits);
-    const leases = await act.permitLeases({ cluster, rollout: name, nodes });
-    reconcilePermits(s.permits, before, leases);
-    for (const lease of leases) {
-      if (lease.running || !inFlight.includes(lease.node) || !s.nodes[lease.node]) continue;
-      log.warn('node workflow gone with work in flight: starting it again', { node: lease.node });
-      s.outbox.push({ node: lease.node, kind: 'desire' });
-    }
+  function checkLeases(): void {
+    const unfinished = admittedNodes().filter((n) => batchStatus(s, n) !== 'complete');
+    const nodes = new Set([...unfinished, ...Object.keys(s.permits.holders), ...s.permits.queue]);
+    for (const node of nodes) if (s.nodes[node]) s.outbox.push({ node, kind: 'leaseCheck', asOf: s.permits.issued });
+  }
+
+  /** A lease check found no node workflow: one with work under this rollout starts again, one without lets go. */
+  function nodeWorkflowGone(node: string): void {
+    if (s.nodes[node]!.admittedGeneration > 0 && batchStatus(s, node) !== 'complete') {
+      log.warn('node workflow gone with work in flight: starting it again', { node });
+      s.outbox.push({ node, kind: 'desire' });
+    } else dropNode(s.permits, node);
   }
 
   async function send(m: Outgoing): Promise<void> {
@@ -285,6 +290,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     const handle = getExternalWorkflowHandle(nodeWorkflowId(cluster, m.node));
     try {
       if (m.kind === 'grant') await handle.signal(grantInterruptSignal, { rollout: name, permit: m.permit });
+      else if (m.kind === 'leaseCheck') await handle.signal(leaseCheckSignal, { rollout: name, asOf: m.asOf });
       else await handle.signal(NODE_CONTROL[m.kind], { rollout: name, ...m.actor });
     } catch (err) {
       if (isCancellation(err)) throw err;
@@ -292,6 +298,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       // is returned at once (G13).
       log.warn('node workflow not reachable', { node: m.node, message: m.kind, error: String(err) });
       if (m.kind === 'grant') releasePermit(s.permits, m.node, m.permit);
+      if (m.kind === 'leaseCheck') nodeWorkflowGone(m.node);
     }
   }
 
@@ -342,7 +349,8 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       }
     }
     const byNode = new Map(compartments().flatMap((c) => c.nodes.map((n) => [n, c] as const)));
-    for (const g of grantPermits(s.permits, (n) => byNode.get(n)))
+    // Patched: histories before it never granted a node that held a permit already.
+    for (const g of grantPermits(s.permits, (n) => byNode.get(n), patched(PATCHES.permitLeases)))
       s.outbox.push({ node: g.node, kind: 'grant', permit: g.permit });
   }
 
@@ -432,7 +440,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
         await relist();
         if (!steady) relistDue = false;
         // Patched: histories before it kept their books without asking the nodes.
-        if (patched(PATCHES.permitLeases)) await reconcileLeases();
+        if (patched(PATCHES.permitLeases)) checkLeases();
       }
       admit();
       resetBatchesOnCompletion();

@@ -3,7 +3,6 @@ import type { Client } from '@temporalio/client';
 import type { KeelsonActivities, NodeFacts, NodeTimeouts, RunStageInput, StageResult } from '../../activities/contract';
 import { encodeNodeState, stageJobName, type NodeState, type Status } from '../../model';
 import { nodeWorkflowId } from '../../workflows/messages';
-import { permitLeases } from '../../activities/node-workflows';
 
 // Fake Kubernetes for workflow tests: plain functions with the activity contract, recording every call. Jobs run
 // for a scripted time while not suspended, then complete or fail; the workflows under test are real.
@@ -323,11 +322,6 @@ export class FakeCluster {
           signal: input.signal,
           signalArgs: input.args,
         });
-      },
-      // Reads real node workflows on the test's Temporal server: nothing in it is Kubernetes.
-      permitLeases: async (input) => {
-        record('permitLeases', input);
-        return permitLeases(client, input);
       },
     };
   }

@@ -5,23 +5,43 @@ import { nodeStateQuery, nodeWorkflowId, rolloutWorkflowId, statusQuery } from '
 import { FakeCluster } from './fake-cluster';
 import { eventually, recordHistory, rolloutSpec, sleep, useTemporal, withWorker } from './env';
 
-// G13 permits are leases: the rollout reconciles its books with what the node workflows hold at every relist, so a
-// node workflow terminated while it holds the permit, or a request lost when the rollout was reset, never leaks the
-// budget or leaves a node waiting for ever.
+// G13 permits are leases: at every relist the rollout asks its unfinished nodes what they hold (leaseCheck, answered
+// by leaseReport) and its books follow, so a node workflow terminated while it holds the permit, or a request lost
+// when the rollout was reset, never leaks the budget or leaves a node waiting for ever.
 
 const t = useTemporal();
-const spec = (name: string) =>
-  rolloutSpec(name, {
-    interruptionBudget: { count: 1 },
-    packages: { drv: { version: '1.0.0', image: 'ghcr.io/example/drv', interrupt: { type: 'reboot' } } },
-  });
+const drv = { version: '1.0.0', image: 'ghcr.io/example/drv', interrupt: { type: 'reboot' } };
+const bad = { version: '1.0.0', image: 'ghcr.io/example/bad' };
+/** Two nodes in a batch under a budget of one: the second waits for the first's permit. */
+const twoAtOnce = {
+  name: 'two-at-once',
+  spec: {
+    resetBatchStateOnCompletion: false,
+    default: {
+      budget: { count: 1 },
+      strategy: { fixed: { initialBatch: 2, batchThreshold: 100, failureThreshold: null, safetyLimit: 50 } },
+    },
+    compartments: [],
+  },
+};
 
-async function run(cluster: FakeCluster, name: string, body: () => Promise<void>): Promise<void> {
+async function run(
+  cluster: FakeCluster,
+  name: string,
+  packages: Record<string, unknown>,
+  body: () => Promise<void>,
+  policy: typeof twoAtOnce | null = null,
+): Promise<void> {
+  const spec = rolloutSpec(
+    name,
+    policy ? { deploymentPolicy: policy.name, packages } : { interruptionBudget: { count: 1 }, packages },
+    policy,
+  );
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
     await t.env.client.workflow.start(rolloutWorkflow, {
       taskQueue,
       workflowId: rolloutWorkflowId(name, name),
-      args: [{ cluster: name, spec: spec(name), options: { relistInterval: '1 second' } }],
+      args: [{ cluster: name, spec, options: { relistInterval: '1 second' } }],
     });
     await body();
   });
@@ -53,35 +73,48 @@ async function resetBefore(name: string, events: HistoryEvent[], at: number, rea
   });
 }
 
-test('G13 a permit held by a node workflow that is terminated goes back to the budget; the node is started again', async () => {
+test('G13 a node workflow terminated while it holds the permit is started again and granted it; the budget holds', async () => {
+  // node-a and node-b in one batch under a budget of one: one reboots, the other waits for the permit.
   const cluster = new FakeCluster(['node-a', 'node-b']);
   cluster.interruptMs = 20_000;
-  await run(cluster, 'gone', async () => {
-    let holder = '';
-    await eventually(async () => {
-      const permits = (await rollout('gone').query(statusQuery)).permits;
-      expect(permits).toHaveLength(1);
-      holder = permits[0]!;
-      expect(interrupted(cluster)).toEqual([holder]);
-    });
-    await node('gone', holder).terminate('by hand, while it holds the permit');
-    cluster.interruptMs = 0;
-    // The next relist finds the holder's workflow gone: its permit goes back, and its desire is sent again, so a new
-    // node workflow takes the node up from its recorded state, asks for the permit and reboots; then the next batch.
-    await eventually(async () => expect((await rollout('gone').query(statusQuery)).status).toBe('complete'), 60_000);
-    const other = holder === 'node-a' ? 'node-b' : 'node-a';
-    expect(interrupted(cluster)).toEqual([holder, holder, other]);
-    expect(cluster.maxDisrupted).toBe(1);
-    expect(cluster.breaches).toEqual([]);
-    await recordHistory(t.env, rolloutWorkflowId('gone', 'gone'), 'rollout-permit-leases');
-  });
+  await run(
+    cluster,
+    'gone',
+    { drv },
+    async () => {
+      let holder = '';
+      await eventually(async () => {
+        const permits = (await rollout('gone').query(statusQuery)).permits;
+        expect(permits).toHaveLength(1);
+        holder = permits[0]!;
+        expect(interrupted(cluster)).toEqual([holder]);
+      });
+      const other = holder === 'node-a' ? 'node-b' : 'node-a';
+      await eventually(async () =>
+        expect((await node('gone', other).query(nodeStateQuery)).interrupt).toMatchObject({ phase: 'requested' }),
+      );
+      await node('gone', holder).terminate('by hand, while it holds the permit and reboots its node');
+      cluster.interruptMs = 0;
+      // The next lease check finds the holder's workflow gone: its desire is sent again, and the new node workflow
+      // takes the node up from its recorded state and asks for the permit. The permit stays booked to the node (its
+      // reboot may still run) and is granted to it again; the other node waits its turn.
+      await eventually(async () => expect((await rollout('gone').query(statusQuery)).status).toBe('complete'), 60_000);
+      expect(interrupted(cluster)).toEqual([holder, holder, other]);
+      expect(cluster.maxDisrupted).toBe(1);
+      expect(cluster.breaches).toEqual([]);
+      await recordHistory(t.env, rolloutWorkflowId('gone', 'gone'), 'rollout-permit-leases');
+    },
+    twoAtOnce,
+  );
 });
 
-test('G13 a permit request the rollout lost (reset to before it) is queued again at the next relist', async () => {
+test('G13 a permit request the rollout lost (reset to before it) is queued again, also on an erroring node', async () => {
+  // node-a's `bad` fails (the node reports erroring) and its `drv` asks for the permit to reboot.
   const cluster = new FakeCluster(['node-a']);
+  cluster.script = (input) => ({ ms: 100, fail: input.package.name === 'bad' });
   // A slow listing keeps the rollout busy, so a request waits in history for the pass that grants it.
   cluster.listNodesMs = 4000;
-  await run(cluster, 'lost', async () => {
+  await run(cluster, 'lost', { bad, drv }, async () => {
     let events: HistoryEvent[] = [];
     await eventually(async () => {
       events = (await rollout('lost').fetchHistory()).events ?? [];
@@ -89,7 +122,11 @@ test('G13 a permit request the rollout lost (reset to before it) is queued again
     });
     expect(events.some(grantEvent)).toBe(false);
     await resetBefore('lost', events, events.findIndex(requestEvent), 'an operator resets the rollout');
-    await eventually(async () => expect((await rollout('lost').query(statusQuery)).status).toBe('complete'), 60_000);
+    await eventually(async () => {
+      const view = await node('lost', 'node-a').query(nodeStateQuery);
+      expect(view.rollouts.lost!.packages['drv|1.0.0']).toMatchObject({ stage: 'post-interrupt', state: 'complete' });
+    }, 60_000);
+    expect((await rollout('lost').query(statusQuery)).status).toBe('erroring');
     expect(interrupted(cluster)).toEqual(['node-a']);
     const after = (await rollout('lost').fetchHistory()).events ?? [];
     expect(after.filter(requestEvent)).toHaveLength(0);
@@ -100,7 +137,7 @@ test('G13 a permit request the rollout lost (reset to before it) is queued again
 test('G13 a rollout reset to after a request grants it again; the node keeps one permit and the books agree', async () => {
   const cluster = new FakeCluster(['node-a']);
   cluster.interruptMs = 10_000;
-  await run(cluster, 'regrant', async () => {
+  await run(cluster, 'regrant', { drv }, async () => {
     let events: HistoryEvent[] = [];
     await eventually(async () => {
       events = (await rollout('regrant').fetchHistory()).events ?? [];
