@@ -86,7 +86,10 @@ export interface NodeCarried {
   rollouts: Record<string, NodeRollout>;
   /** Per rollout, the annotation value last written (the writer's test-then-replace precondition). */
   previous: Record<string, string | null>;
+  /** The oldest rollout whose cordon is on the node (shown in status). */
   cordonedBy: string | null;
+  /** Every rollout whose cordon is on the node, oldest first: each is its own (§4), and goes with its rollout. */
+  cordons?: string[];
   interrupt: NodeView['interrupt'];
   /** The boot ID seen before the running interrupt, so a reboot is recognised even across continue-as-new. */
   bootId: string | null;
@@ -521,10 +524,20 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     }
   }
 
+  /** The rollouts whose cordon is on the node; before the patch, only the last one to cordon was remembered. */
+  const cordonHolders = (): string[] => [...new Set([...(s.cordons ?? []), ...(s.cordonedBy ? [s.cordonedBy] : [])])];
+  const holdsCordon = (name: string) =>
+    patched(PATCHES.cordonPerRollout) ? cordonHolders().includes(name) : s.cordonedBy === name;
+
   async function cordonAndDrain(name: string): Promise<void> {
     const r = s.rollouts[name]!;
     await kube.cordon({ ...refOf(name), node });
-    s.cordonedBy = name;
+    // Patched: histories before it let a second rollout's cordon take the first's place, so the first's cordon was
+    // never let go (not by its rerun, not when it was deleted).
+    if (patched(PATCHES.cordonPerRollout)) {
+      s.cordons = [...cordonHolders().filter((n) => n !== name), name];
+      s.cordonedBy = s.cordons[0]!;
+    } else s.cordonedBy = name;
     const selector = r.spec.spec.podNonInterruptLabels;
     const guarded = Object.keys(selector.matchLabels ?? {}).length + (selector.matchExpressions?.length ?? 0) > 0;
     const t = r.settings;
@@ -592,9 +605,10 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   }
 
   async function release(name: string, uncordon: boolean): Promise<void> {
-    if (uncordon && s.cordonedBy === name) {
+    if (uncordon && holdsCordon(name)) {
       await kube.uncordon({ ...refOf(name), node });
-      s.cordonedBy = null;
+      s.cordons = cordonHolders().filter((n) => n !== name);
+      s.cordonedBy = s.cordons[0] ?? null;
     }
     const held = s.interrupt;
     s.interrupt = null;
@@ -605,7 +619,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   }
 
   async function forget(name: string): Promise<void> {
-    if (s.interrupt?.rollout === name || s.cordonedBy === name) await release(name, true);
+    if (s.interrupt?.rollout === name || holdsCordon(name)) await release(name, true);
     if (patched(PATCHES.freshAfterForget)) {
       // What the deleted rollout wrote goes, after its last queued write, so a rollout of the name reads nothing.
       await writer.flush();

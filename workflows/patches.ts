@@ -29,6 +29,8 @@ export const PATCHES = {
   pauseKeepsTimeLeft: 'pause-keeps-time-left',
   /** G13: a grant to a node that holds a permit of the rollout (the rollout was reset) replaces the held one. */
   regrantKeepsOnePermit: 'regrant-keeps-one-permit',
+  /** Each rollout's cordon is remembered and let go on its own; a second rollout's no longer takes the first's place. */
+  cordonPerRollout: 'cordon-per-rollout',
   // Rollout workflow
   /** The rollout records the worker's node timeouts and drain policy once, at its start. */
   rolloutNodeTimeouts: 'rollout-node-timeouts',

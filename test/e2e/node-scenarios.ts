@@ -3,8 +3,9 @@ import { eventually, skyhook, type E2E, type NodeStateJson, type SkyhookDef } fr
 import { Timeline } from './timeline';
 
 // What the G11-G14 files (interleavings.test.ts, failures-pauses.test.ts) share: each test takes a node of its own and
-// runs a rollout on it alone, and the file keeps a Timeline of its Jobs, Pods and Nodes; after each test the record of
-// its node is printed, whatever the outcome, as the evidence behind its assertions.
+// runs a rollout on it alone, so the tests of a file run at once (test.concurrent: their waits overlap), and the file
+// keeps a Timeline of its Jobs, Pods and Nodes; at the end the record of each test's node is printed, whatever the
+// outcome, as the evidence behind its assertions.
 
 /** Generous: on a loaded 2-core machine one CLI call can take many seconds. */
 export const LONG = 240_000;
@@ -17,8 +18,8 @@ export const suspended = (j: V1Job) => j.spec?.suspend === true;
 
 export class NodeScenarios {
   tl!: Timeline;
-  /** The node of the running test. */
-  private current: string | undefined;
+  /** The nodes the tests took. */
+  private readonly taken = new Set<string>();
 
   constructor(readonly e2e: E2E) {}
 
@@ -29,24 +30,21 @@ export class NodeScenarios {
       await e2e.start({ nodes });
       k.tl = await Timeline.start(e2e.kc, e2e.namespace, e2e.cluster);
     }, 180_000);
-    afterEach(() => {
-      if (k.current && k.tl)
-        console.log(
-          `Jobs on ${k.current} (versions are the API server's write order):\n${k.tl.describeJobs(k.current)}`,
-        );
-      k.current = undefined;
-    });
     afterAll(async () => {
+      for (const node of k.taken)
+        if (k.tl)
+          console.log(`Jobs on ${node} (versions are the API server's write order):\n${k.tl.describeJobs(node)}`);
       k.tl?.stop();
       await e2e.stop();
     }, 300_000);
     return k;
   }
 
-  /** This test's node, the i-th of the file's. */
+  /** A test's node, the i-th of the file's. */
   take(i: number): string {
-    this.current = this.e2e.nodes[i]!;
-    return this.current;
+    const node = this.e2e.nodes[i]!;
+    this.taken.add(node);
+    return node;
   }
 
   /** Waits until a pod of `key` (`<package>@<version>:<stage>`) runs on the node: the stage is in flight. */

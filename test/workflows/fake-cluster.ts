@@ -44,6 +44,8 @@ export class FakeCluster {
   readonly created: string[] = [];
   readonly annotations = new Map<string, string>();
   readonly cordoned = new Set<string>();
+  /** Per node, the rollouts whose cordon is on it. */
+  readonly cordonHolders = new Map<string, Set<string>>();
   maxCordoned = 0;
   /** Nodes being drained now. A node cordoned or draining is disrupted: the interruption budget bounds them. */
   readonly draining = new Set<string>();
@@ -265,14 +267,19 @@ export class FakeCluster {
         const facts = this.nodes.find((n) => n.name === input.node)!;
         return { facts: { ...facts }, nodeState: this.annotations.get(`${input.node}/${input.rollout}`) ?? null };
       },
+      // As the real activities: each rollout's cordon is its own, and the node is schedulable again only when the
+      // last one lets go.
       cordon: async (input) => {
         record('cordon', input);
+        this.cordonHolders.set(input.node, new Set([...(this.cordonHolders.get(input.node) ?? []), input.rollout]));
         this.cordoned.add(input.node);
         this.maxCordoned = Math.max(this.maxCordoned, this.cordoned.size);
         this.countDisrupted();
       },
       uncordon: async (input) => {
         record('uncordon', input);
+        const holders = this.cordonHolders.get(input.node);
+        if (!holders?.delete(input.rollout) || holders.size > 0) return false;
         return this.cordoned.delete(input.node);
       },
       waitForProtectedPods: async (input) => {

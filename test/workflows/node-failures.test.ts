@@ -1,5 +1,12 @@
 import { rolloutWorkflow } from '../../workflows';
-import { nodeStateQuery, nodeWorkflowId, rerunUpdate, rolloutWorkflowId, statusQuery } from '../../workflows/messages';
+import {
+  disableSignal,
+  nodeStateQuery,
+  nodeWorkflowId,
+  rerunUpdate,
+  rolloutWorkflowId,
+  statusQuery,
+} from '../../workflows/messages';
 import { FakeCluster } from './fake-cluster';
 import { eventually, recordHistory, rolloutSpec, sleep, useTemporal, withWorker } from './env';
 
@@ -151,3 +158,34 @@ test('G13 a higher-priority rollout arriving mid-drain: both complete within the
   expect(cluster.maxDisrupted).toBe(1);
   expect(cluster.cordoned.size).toBe(0);
 }, 120_000);
+
+test("G13 a cordon a failed drain left stays through another rollout's reboot, and goes when its rollout is deleted", async () => {
+  const cluster = new FakeCluster([NODE]);
+  cluster.drainTimesOut = true;
+  const fw = rolloutSpec('second', {
+    interruptionBudget: { count: 1 },
+    packages: { fw: { version: '2.0.0', image: 'ghcr.io/example/fw', interrupt: { type: 'reboot' } } },
+  });
+  await run(cluster, 'first', async (first) => {
+    await eventually(async () => expect((await first.query(statusQuery)).status).toBe('erroring'));
+    expect(cluster.cordoned.has(NODE)).toBe(true);
+    // Disabled, the first rollout no longer holds lower ones back (§4): another rollout reboots the node; it cordons
+    // (the node is cordoned already), drains, reboots and lets go.
+    await first.signal(disableSignal, { actor: 'sre', reason: 'let the firmware rollout through' });
+    cluster.drainTimesOut = false;
+    const second = await t.env.client.workflow.start(rolloutWorkflow, {
+      taskQueue: (await first.describe()).taskQueue,
+      workflowId: rolloutWorkflowId('first', 'second'),
+      args: [{ cluster: 'first', spec: fw }],
+    });
+    await eventually(async () => expect((await second.query(statusQuery)).status).toBe('complete'), 60_000);
+    // The first rollout's cordon holds: its drain failed under policy fail.
+    expect(cluster.cordoned.has(NODE)).toBe(true);
+    expect((await node('first').query(nodeStateQuery)).cordonedBy).toBe('first');
+    // Deleting the first rollout lets its cordon go, and nothing else holds the node.
+    await first.cancel();
+    await eventually(() => expect(cluster.cordoned.has(NODE)).toBe(false));
+    expect((await node('first').query(nodeStateQuery)).cordonedBy).toBeNull();
+    await recordHistory(t.env, nodeWorkflowId('first', NODE), 'node-cordon-per-rollout');
+  });
+});
