@@ -6,8 +6,8 @@ import { keyPrefix } from './node-state';
 import { readNodeObject } from './nodes';
 
 // Cordon with an ownership annotation (`<prefix>cordon_<rollout>`, §4): "true" when Keelson set
-// spec.unschedulable, "preexisting" when the node was already cordoned by someone else. Uncordon removes only
-// Keelson's own cordon, and leaves the node unschedulable while another rollout still holds one. Every write is a
+// spec.unschedulable, "preexisting" when the node was already cordoned (by someone else, or by another rollout).
+// Uncordon removes only Keelson's own cordon, and leaves the node unschedulable while another rollout still holds one. Every write is a
 // JSON Patch whose tests make a concurrent change fail the patch, which is then re-read and retried.
 
 export const OWN_CORDON = 'true';
@@ -80,9 +80,18 @@ export async function uncordon(
       { op: 'test', path: annotationPath(key), value: held },
       { op: 'remove', path: annotationPath(key) },
     ];
-    // Another rollout's Keelson cordon (any prefix) keeps the node cordoned until it lets go too.
-    const others = Object.entries(annotations).some(([k, v]) => k !== key && /\/cordon_/.test(k) && v === OWN_CORDON);
-    uncordoned = held === OWN_CORDON && !others && node.spec?.unschedulable === true;
+    // Another rollout's Keelson cordon (any prefix) keeps the node cordoned until it lets go too. One that found the
+    // node cordoned by this rollout was marked preexisting: it takes the ownership over, so the last to let go
+    // uncordons.
+    const others = Object.entries(annotations).filter(([k]) => k !== key && /\/cordon_/.test(k));
+    if (held === OWN_CORDON && others.length > 0 && !others.some(([, v]) => v === OWN_CORDON)) {
+      const [heir, value] = others[0]!;
+      ops.push(
+        { op: 'test', path: annotationPath(heir), value },
+        { op: 'replace', path: annotationPath(heir), value: OWN_CORDON },
+      );
+    }
+    uncordoned = held === OWN_CORDON && others.length === 0 && node.spec?.unschedulable === true;
     if (uncordoned) ops.push(testUnschedulable(true), { op: 'replace', path: '/spec/unschedulable', value: false });
     return ops;
   });

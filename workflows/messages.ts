@@ -66,12 +66,18 @@ export interface GrantArgs {
 
 export interface LeaseCheckArgs {
   rollout: string;
+  /** The rollout run that asks: an answer reaching a later run (after a reset or a re-creation) is dropped. */
+  epoch: string;
   /** How many permits the rollout had issued when it asked: grants after that are not in the answer. */
   asOf: number;
+  /** What the rollout's books say of the node: the node answers only when it disagrees. */
+  booked: string | null;
+  queued: boolean;
 }
 
-/** What a node holds of one rollout's permits, as it answers a lease check. */
+/** What a node holds of one rollout's permits, as it answers a lease check it disagrees with. */
 export interface LeaseReport extends NodeRef {
+  epoch: string;
   asOf: number;
   phase: 'requested' | 'granted' | 'prepared' | null;
   permit: string | null;

@@ -351,11 +351,17 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     }
     poke();
   });
-  setHandler(leaseCheckSignal, ({ rollout, asOf }) => {
-    // Answered as it stands now; not a task, so it never holds up what the node does next.
+  setHandler(leaseCheckSignal, ({ rollout, epoch, asOf, booked, queued }) => {
     const held = s.interrupt?.rollout === rollout ? s.interrupt : null;
-    const report = { node, asOf, phase: held?.phase ?? null, permit: held?.permit ?? null };
-    void signalRollout(rollout, (id) => getExternalWorkflowHandle(id).signal(leaseReportSignal, report));
+    const agrees = held ? (held.phase === 'requested' ? queued : held.permit === booked) : booked === null && !queued;
+    if (!agrees) {
+      const report = { node, epoch, asOf, phase: held?.phase ?? null, permit: held?.permit ?? null };
+      spawn(`lease:${rollout}`, () =>
+        signalRollout(rollout, (id) => getExternalWorkflowHandle(id).signal(leaseReportSignal, report)),
+      );
+    }
+    // Woken, the loop also sees the history these checks add, and continues as new in time.
+    poke();
   });
   setHandler(
     rerunUpdate,
@@ -610,8 +616,9 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       s.cordons = cordonHolders().filter((n) => n !== name);
       s.cordonedBy = s.cordons[0] ?? null;
     }
-    const held = s.interrupt;
-    s.interrupt = null;
+    // Only this rollout's permit: another rollout's prepared interrupt is not this release's to end.
+    const held = s.interrupt?.rollout === name || !patched(PATCHES.cordonPerRollout) ? s.interrupt : null;
+    if (held) s.interrupt = null;
     if (held?.permit) {
       const permit = held.permit;
       await signalRollout(name, (id) => getExternalWorkflowHandle(id).signal(releaseInterruptSignal, { node, permit }));

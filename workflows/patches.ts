@@ -46,6 +46,6 @@ export const PATCHES = {
   rolloutWakeKept: 'rollout-wake-kept',
   /** A pass sends commands only for work: one relist timer, search attributes only on change (G15). */
   rolloutSteadyCommands: 'rollout-steady-commands',
-  /** G13: permits are leases; each relist reconciles the books with what the node workflows hold. */
-  permitLeases: 'permit-leases',
+  /** G13: permits are leases; each relist checks the books with the nodes, and a holder in the queue is re-granted. */
+  leaseChecks: 'lease-checks',
 } as const;

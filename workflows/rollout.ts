@@ -59,6 +59,7 @@ import {
   statusQuery,
   updateSpecUpdate,
   type Actor,
+  type LeaseCheckArgs,
   type NodeSettings,
 } from './messages';
 import { batchStatus, rolloutStatusView, type RolloutView } from './rollout-status';
@@ -106,7 +107,7 @@ type Outgoing =
   | { node: string; kind: 'forget' }
   | { node: string; kind: 'pause' | 'resume' | 'disable' | 'enable'; actor: Actor }
   | { node: string; kind: 'grant'; permit: string }
-  | { node: string; kind: 'leaseCheck'; asOf: number };
+  | { node: string; kind: 'leaseCheck'; check: LeaseCheckArgs };
 
 const act = proxyActivities<KeelsonActivities>({
   startToCloseTimeout: SHORT_CALL_TIMEOUT,
@@ -173,7 +174,9 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     poke();
   });
   setHandler(leaseReportSignal, (report) => {
-    if (s.nodes[report.node]) reconcileLease(s.permits, report);
+    // An answer to another run's check (before a reset, or of a rollout deleted under this name) speaks of other books.
+    if (report.epoch !== workflowInfo().runId || !s.nodes[report.node]) return;
+    reconcileLease(s.permits, report);
     poke();
   });
   setHandler(
@@ -252,19 +255,37 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   }
 
   /**
-   * Permits are leases (G13): with each relist, every node that has work under this rollout or holds or waits for its
-   * permit is asked what it holds (a signal, answered by leaseReport), and the books follow the answers. A node whose
-   * workflow is gone is sent its desire again; its permit stays booked until the new workflow is granted it.
+   * Permits are leases (G13): with each relist, the nodes that hold or wait for this rollout's permit, and those with
+   * work in flight under its current spec, are told what the books say of them (a signal); a node that disagrees
+   * answers with what it holds (leaseReport) and the books follow. A node with work in flight whose workflow is gone
+   * is sent its desire again; its permit stays booked while the new workflow asks for it.
    */
   function checkLeases(): void {
-    const unfinished = admittedNodes().filter((n) => batchStatus(s, n) !== 'complete');
-    const nodes = new Set([...unfinished, ...Object.keys(s.permits.holders), ...s.permits.queue]);
-    for (const node of nodes) if (s.nodes[node]) s.outbox.push({ node, kind: 'leaseCheck', asOf: s.permits.issued });
+    const working = (n: string) =>
+      !s.nodes[n]!.blocked &&
+      s.nodes[n]!.admittedGeneration === s.generation &&
+      ['in_progress', 'erroring'].includes(batchStatus(s, n));
+    const nodes = new Set([...Object.keys(s.permits.holders), ...s.permits.queue, ...s.order.filter(working)]);
+    const epoch = workflowInfo().runId;
+    for (const node of nodes) {
+      if (!s.nodes[node]) continue;
+      const booked = s.permits.holders[node] ?? null;
+      s.outbox.push({
+        node,
+        kind: 'leaseCheck',
+        check: { rollout: name, epoch, asOf: s.permits.issued, booked, queued: s.permits.queue.includes(node) },
+      });
+    }
   }
 
-  /** A lease check found no node workflow: one with work under this rollout starts again, one without lets go. */
+  /**
+   * A lease check found no node workflow: one with work in flight under the current spec starts again; any other
+   * lets its permit go and is left to admission (a blocked node, one admitted under an older spec).
+   */
   function nodeWorkflowGone(node: string): void {
-    if (s.nodes[node]!.admittedGeneration > 0 && batchStatus(s, node) !== 'complete') {
+    const n = s.nodes[node]!;
+    const status = batchStatus(s, node);
+    if (!n.blocked && n.admittedGeneration === s.generation && (status === 'in_progress' || status === 'erroring')) {
       log.warn('node workflow gone with work in flight: starting it again', { node });
       s.outbox.push({ node, kind: 'desire' });
     } else dropNode(s.permits, node);
@@ -290,7 +311,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     const handle = getExternalWorkflowHandle(nodeWorkflowId(cluster, m.node));
     try {
       if (m.kind === 'grant') await handle.signal(grantInterruptSignal, { rollout: name, permit: m.permit });
-      else if (m.kind === 'leaseCheck') await handle.signal(leaseCheckSignal, { rollout: name, asOf: m.asOf });
+      else if (m.kind === 'leaseCheck') await handle.signal(leaseCheckSignal, m.check);
       else await handle.signal(NODE_CONTROL[m.kind], { rollout: name, ...m.actor });
     } catch (err) {
       if (isCancellation(err)) throw err;
@@ -350,7 +371,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     }
     const byNode = new Map(compartments().flatMap((c) => c.nodes.map((n) => [n, c] as const)));
     // Patched: histories before it never granted a node that held a permit already.
-    for (const g of grantPermits(s.permits, (n) => byNode.get(n), patched(PATCHES.permitLeases)))
+    for (const g of grantPermits(s.permits, (n) => byNode.get(n), patched(PATCHES.leaseChecks)))
       s.outbox.push({ node: g.node, kind: 'grant', permit: g.permit });
   }
 
@@ -440,7 +461,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
         await relist();
         if (!steady) relistDue = false;
         // Patched: histories before it kept their books without asking the nodes.
-        if (patched(PATCHES.permitLeases)) checkLeases();
+        if (patched(PATCHES.leaseChecks)) checkLeases();
       }
       admit();
       resetBatchesOnCompletion();

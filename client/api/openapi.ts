@@ -108,7 +108,11 @@ export function openApiDocument(): Record<string, unknown> {
         delete: {
           summary: 'Delete a rollout: its workflow is cancelled and its nodes forget it',
           parameters: [nameParam],
-          responses: { '202': ok('cancellation requested'), '404': errorResponse('no running rollout'), ...common },
+          responses: {
+            '202': ok('cancelled, and ended unless it took over 30 s'),
+            '404': errorResponse('no running rollout'),
+            ...common,
+          },
         },
       },
       '/v1/rollouts/{name}/pause': control('pause', 'in-flight stage Jobs are suspended, no new stage starts'),

@@ -179,10 +179,20 @@ export async function controlRollout(
   return rolloutRef(ctx, name, d.runId);
 }
 
-/** Deletes a rollout: cancels its workflow, whose node workflows then forget it. */
+/** How long a delete waits for the rollout's workflow to end (its nodes told to forget it). */
+const DELETE_WAIT_MS = 30_000;
+
+/**
+ * Deletes a rollout: cancels its workflow, whose node workflows then forget it, and waits (up to 30 s) for it to end,
+ * as `kubectl delete` waits for the object to go: a rollout started under the name afterwards is a new one, not the
+ * one being deleted.
+ */
 export async function deleteRollout(ctx: KeelsonContext, name: string): Promise<RolloutRef> {
   const d = await running(ctx, name);
-  await mapErrors(`rollout ${name}`, () => ctx.client.workflow.getHandle(d.workflowId, d.runId).cancel());
+  const handle = ctx.client.workflow.getHandle(d.workflowId, d.runId);
+  await mapErrors(`rollout ${name}`, () => handle.cancel());
+  // It ends cancelled (an error here); a larger fleet may take longer than the wait, and the delete goes on then.
+  await ctx.client.withDeadline(Date.now() + DELETE_WAIT_MS, () => handle.result()).catch(() => undefined);
   return rolloutRef(ctx, name, d.runId);
 }
 

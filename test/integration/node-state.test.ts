@@ -128,6 +128,28 @@ test("cordon records ownership; uncordon removes only Keelson's own cordon", asy
   await core.patchNode({ name: node, body: { spec: { unschedulable: false } } }, mergePatch);
 });
 
+test("G13 two rollouts' cordons: the first to let go hands its ownership over, the last uncordons", async () => {
+  const second = { ...ref, rollout: `${rollout}-second` };
+  const annotation = (r: string) => `skyhook.nvidia.com/cordon_${r}`;
+  await activities.cordon(ref);
+  await activities.cordon(second);
+  let n = await core.readNode({ name: node });
+  expect([
+    n.metadata?.annotations?.[annotation(rollout)],
+    n.metadata?.annotations?.[annotation(second.rollout)],
+  ]).toEqual(['true', 'preexisting']);
+  // The first lets go (its drain failed before, and it was deleted): the second still holds the node.
+  expect(await activities.uncordon(ref)).toBe(false);
+  n = await core.readNode({ name: node });
+  expect(n.spec?.unschedulable).toBe(true);
+  expect(n.metadata?.annotations?.[annotation(rollout)]).toBeUndefined();
+  expect(n.metadata?.annotations?.[annotation(second.rollout)]).toBe('true');
+  expect(await activities.uncordon(second)).toBe(true);
+  n = await core.readNode({ name: node });
+  expect(n.spec?.unschedulable).toBeFalsy();
+  expect(n.metadata?.annotations?.[annotation(second.rollout)]).toBeUndefined();
+});
+
 test('removeTaint removes the runtime-required taint only', async () => {
   const n = await core.readNode({ name: node });
   const taints = [

@@ -44,8 +44,8 @@ export class FakeCluster {
   readonly created: string[] = [];
   readonly annotations = new Map<string, string>();
   readonly cordoned = new Set<string>();
-  /** Per node, the rollouts whose cordon is on it. */
-  readonly cordonHolders = new Map<string, Set<string>>();
+  /** Per node, the rollouts whose cordon is on it, as their annotations say. */
+  readonly cordonHolders = new Map<string, Map<string, 'true' | 'preexisting'>>();
   maxCordoned = 0;
   /** Nodes being drained now. A node cordoned or draining is disrupted: the interruption budget bounds them. */
   readonly draining = new Set<string>();
@@ -267,11 +267,15 @@ export class FakeCluster {
         const facts = this.nodes.find((n) => n.name === input.node)!;
         return { facts: { ...facts }, nodeState: this.annotations.get(`${input.node}/${input.rollout}`) ?? null };
       },
-      // As the real activities: each rollout's cordon is its own, and the node is schedulable again only when the
-      // last one lets go.
+      // As the real activities (activities/cordon.ts): each rollout's cordon is its own, `true` for the one that made
+      // the node unschedulable and `preexisting` for the rest; the first hands `true` over when it lets go, and the
+      // node is schedulable again only when the last one does.
       cordon: async (input) => {
         record('cordon', input);
-        this.cordonHolders.set(input.node, new Set([...(this.cordonHolders.get(input.node) ?? []), input.rollout]));
+        const holders = this.cordonHolders.get(input.node) ?? new Map<string, 'true' | 'preexisting'>();
+        if (!holders.has(input.rollout))
+          holders.set(input.rollout, this.cordoned.has(input.node) ? 'preexisting' : 'true');
+        this.cordonHolders.set(input.node, holders);
         this.cordoned.add(input.node);
         this.maxCordoned = Math.max(this.maxCordoned, this.cordoned.size);
         this.countDisrupted();
@@ -279,8 +283,12 @@ export class FakeCluster {
       uncordon: async (input) => {
         record('uncordon', input);
         const holders = this.cordonHolders.get(input.node);
-        if (!holders?.delete(input.rollout) || holders.size > 0) return false;
-        return this.cordoned.delete(input.node);
+        const held = holders?.get(input.rollout);
+        if (!holders || held === undefined) return false;
+        holders.delete(input.rollout);
+        const heir = [...holders.keys()][0];
+        if (held === 'true' && heir !== undefined && ![...holders.values()].includes('true')) holders.set(heir, 'true');
+        return held === 'true' && holders.size === 0 && this.cordoned.delete(input.node);
       },
       waitForProtectedPods: async (input) => {
         record('waitForProtectedPods', input);

@@ -159,18 +159,23 @@ test('G13 a higher-priority rollout arriving mid-drain: both complete within the
   expect(cluster.cordoned.size).toBe(0);
 }, 120_000);
 
-test("G13 a cordon a failed drain left stays through another rollout's reboot, and goes when its rollout is deleted", async () => {
+test("G13 a cordon a failed drain left, and another rollout's cordon: each goes with its own rollout", async () => {
   const cluster = new FakeCluster([NODE]);
   cluster.drainTimesOut = true;
+  // The second rollout's reboot waits (G12) for its slow package while the node is prepared.
+  cluster.script = (input) => ({ ms: input.package.name === 'slow' ? 8000 : 100 });
   const fw = rolloutSpec('second', {
     interruptionBudget: { count: 1 },
-    packages: { fw: { version: '2.0.0', image: 'ghcr.io/example/fw', interrupt: { type: 'reboot' } } },
+    packages: {
+      fw: { version: '2.0.0', image: 'ghcr.io/example/fw', interrupt: { type: 'reboot' } },
+      slow: { version: '1.0.0', image: 'ghcr.io/example/slow' },
+    },
   });
   await run(cluster, 'first', async (first) => {
     await eventually(async () => expect((await first.query(statusQuery)).status).toBe('erroring'));
     expect(cluster.cordoned.has(NODE)).toBe(true);
-    // Disabled, the first rollout no longer holds lower ones back (§4): another rollout reboots the node; it cordons
-    // (the node is cordoned already), drains, reboots and lets go.
+    // Disabled, the first rollout no longer holds lower ones back (§4): the second cordons (the node is cordoned
+    // already), drains, and waits for its slow package before it reboots.
     await first.signal(disableSignal, { actor: 'sre', reason: 'let the firmware rollout through' });
     cluster.drainTimesOut = false;
     const second = await t.env.client.workflow.start(rolloutWorkflow, {
@@ -178,14 +183,23 @@ test("G13 a cordon a failed drain left stays through another rollout's reboot, a
       workflowId: rolloutWorkflowId('first', 'second'),
       args: [{ cluster: 'first', spec: fw }],
     });
-    await eventually(async () => expect((await second.query(statusQuery)).status).toBe('complete'), 60_000);
-    // The first rollout's cordon holds: its drain failed under policy fail.
-    expect(cluster.cordoned.has(NODE)).toBe(true);
-    expect((await node('first').query(nodeStateQuery)).cordonedBy).toBe('first');
-    // Deleting the first rollout lets its cordon go, and nothing else holds the node.
+    await eventually(async () =>
+      expect((await node('first').query(nodeStateQuery)).interrupt).toMatchObject({
+        rollout: 'second',
+        phase: 'prepared',
+      }),
+    );
+    // The first rollout is deleted meanwhile: its cordon goes, the second's holds the node, and its interrupt stays.
     await first.cancel();
-    await eventually(() => expect(cluster.cordoned.has(NODE)).toBe(false));
-    expect((await node('first').query(nodeStateQuery)).cordonedBy).toBeNull();
+    await eventually(async () => expect((await node('first').query(nodeStateQuery)).rollouts.first).toBeUndefined());
+    expect(cluster.cordoned.has(NODE)).toBe(true);
+    expect((await node('first').query(nodeStateQuery)).interrupt).toMatchObject({ rollout: 'second' });
+    expect((await node('first').query(nodeStateQuery)).cordonedBy).toBe('second');
+    await eventually(async () => expect((await second.query(statusQuery)).status).toBe('complete'), 60_000);
+    expect(cluster.cordoned.has(NODE)).toBe(false);
+    // One drain each: the first's, which timed out, and the second's, never repeated.
+    expect(cluster.callsOf('drain')).toHaveLength(2);
+    expect(cluster.callsOf('runInterrupt')).toHaveLength(1);
     await recordHistory(t.env, nodeWorkflowId('first', NODE), 'node-cordon-per-rollout');
   });
 });

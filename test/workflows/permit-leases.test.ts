@@ -31,6 +31,7 @@ async function run(
   packages: Record<string, unknown>,
   body: () => Promise<void>,
   policy: typeof twoAtOnce | null = null,
+  nodeHistoryLimit?: number,
 ): Promise<void> {
   const spec = rolloutSpec(
     name,
@@ -41,7 +42,24 @@ async function run(
     await t.env.client.workflow.start(rolloutWorkflow, {
       taskQueue,
       workflowId: rolloutWorkflowId(name, name),
-      args: [{ cluster: name, spec, options: { relistInterval: '1 second' } }],
+      args: [
+        {
+          cluster: name,
+          spec,
+          options: {
+            relistInterval: '1 second',
+            ...(nodeHistoryLimit && {
+              node: {
+                protectedPodsTimeoutSeconds: 60,
+                drainTimeoutSeconds: 60,
+                drainOnTimeout: 'wait' as const,
+                rebootTimeoutSeconds: 60,
+                historyEventLimit: nodeHistoryLimit,
+              },
+            }),
+          },
+        },
+      ],
     });
     await body();
   });
@@ -102,7 +120,7 @@ test('G13 a node workflow terminated while it holds the permit is started again 
       expect(interrupted(cluster)).toEqual([holder, holder, other]);
       expect(cluster.maxDisrupted).toBe(1);
       expect(cluster.breaches).toEqual([]);
-      await recordHistory(t.env, rolloutWorkflowId('gone', 'gone'), 'rollout-permit-leases');
+      await recordHistory(t.env, rolloutWorkflowId('gone', 'gone'), 'rollout-lease-checks');
     },
     twoAtOnce,
   );
@@ -163,4 +181,32 @@ test('G13 a rollout reset to after a request grants it again; the node keeps one
     expect(interrupted(cluster)).toEqual(['node-a']);
     await recordHistory(t.env, nodeWorkflowId('regrant', 'node-a'), 'node-regrant-keeps-one-permit');
   });
+});
+
+test('G13 lease checks of an erroring node that waits for a rerun keep its history bounded (it continues as new)', async () => {
+  const cluster = new FakeCluster(['node-a']);
+  cluster.script = () => ({ ms: 100, fail: true });
+  await run(
+    cluster,
+    'idle',
+    { bad },
+    async () => {
+      await eventually(async () => expect((await rollout('idle').query(statusQuery)).status).toBe('erroring'));
+      // A check a second, each agreeing with the node (it holds and wants nothing): no answer, but history grows.
+      await eventually(async () => {
+        const runs: string[] = [];
+        const query = `WorkflowId = '${nodeWorkflowId('idle', 'node-a')}'`;
+        for await (const r of t.env.client.workflow.list({ query })) runs.push(r.runId);
+        expect(runs.length).toBeGreaterThan(1);
+      }, 90_000);
+      const history = await node('idle', 'node-a').fetchHistory();
+      expect(history.events!.length).toBeLessThan(120);
+      const reports = ((await rollout('idle').fetchHistory()).events ?? []).filter(
+        (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'leaseReport',
+      );
+      expect(reports).toHaveLength(0);
+    },
+    null,
+    100,
+  );
 });
