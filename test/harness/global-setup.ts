@@ -9,8 +9,9 @@ export const startedByTestsFile = path.join(stateDir, 'run', 'started-by-tests.j
 
 /** Brings the local stack up (or reuses a running one) and hands its settings to every test through the env. */
 export default async function globalSetup(): Promise<void> {
-  // Built while the stack comes up; a failure is reported by the await below.
-  const bundle = buildWorkflowBundle(path.join(stateDir, 'run', 'workflow-bundle.js'));
+  // Built while the stack comes up; a failure is reported by the await below. One file per Jest process, as
+  // `npm test` runs two at once.
+  const bundle = buildWorkflowBundle(path.join(stateDir, 'run', `workflow-bundle-${process.pid}.js`));
   bundle.catch(() => undefined);
   const before = new Set(runningComponents());
   const log = (line: string) => process.stderr.write(`[stack] ${line}\n`);
