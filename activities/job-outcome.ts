@@ -53,7 +53,12 @@ function podSummary(pods: readonly V1Pod[]): string {
     .join(' ');
 }
 
-/** A stage or interrupt Job's verdict: its terminal condition, or an image that cannot be pulled past the grace. */
+/** Stage and interrupt Jobs run one pod to one completion (model/job.ts); an adopted Job may ask for more. */
+function oneCompletion(job: V1Job): boolean {
+  return (job.spec?.completions ?? 1) === 1 && (job.spec?.parallelism ?? 1) <= 1;
+}
+
+/** A stage or interrupt Job's verdict: its terminal condition or its pod's success, or an image that cannot be pulled past the grace. */
 export function jobVerdict(job: V1Job, pods: readonly V1Pod[], nowMs: number, graceSeconds: number): Verdict {
   const conditions = (job.status?.conditions ?? []).filter((c) => c.status === 'True');
   const complete = conditions.find((c) => c.type === 'Complete' || c.type === 'SuccessCriteriaMet');
@@ -62,6 +67,17 @@ export function jobVerdict(job: V1Job, pods: readonly V1Pod[], nowMs: number, gr
   const failed = conditions.find((c) => c.type === 'Failed');
   if (failed) {
     return { done: true, outcome: 'failed', reason: failed.reason ?? 'Failed', message: failed.message ?? '' };
+  }
+  // A Job of one completion ends with its first pod to succeed: the Job controller, which batches pod events, writes
+  // Complete a second or more later, and no other pod of it runs after that success.
+  const succeeded = oneCompletion(job) && pods.find((p) => p.status?.phase === 'Succeeded');
+  if (succeeded) {
+    return {
+      done: true,
+      outcome: 'complete',
+      reason: 'Complete',
+      message: `pod ${succeeded.metadata?.name} succeeded`,
+    };
   }
   const failing = conditions.find((c) => c.type === 'FailureTarget');
   const pull = job.spec?.suspend ? undefined : imagePullFailure(pods, nowMs, graceSeconds);

@@ -504,6 +504,23 @@ export class WorkloadRecorder {
     return [...this.jobs.values()].find((j) => jobNodeName(j) === node && stageKey(j) === key);
   }
 
+  /**
+   * When the stage a Job ran ended (ms): its succeeded pod's last container finished, as Keelson goes on from that
+   * success and may delete the Job before the Job controller writes Complete; else the Job's completion time.
+   */
+  stageEnd(job: V1Job): number | undefined {
+    const pod = [...this.pods.values()].find(
+      (p) =>
+        p.status?.phase === 'Succeeded' && (p.metadata?.ownerReferences ?? []).some((o) => o.uid === job.metadata?.uid),
+    );
+    const finished = [...(pod?.status?.initContainerStatuses ?? []), ...(pod?.status?.containerStatuses ?? [])]
+      .map((c) => c.state?.terminated?.finishedAt)
+      .filter((t) => t !== undefined)
+      .map((t) => new Date(t).getTime());
+    if (finished.length > 0) return Math.max(...finished);
+    return job.status?.completionTime ? new Date(job.status.completionTime).getTime() : undefined;
+  }
+
   clear(): void {
     this.jobs.clear();
     this.pods.clear();

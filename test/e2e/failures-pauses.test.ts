@@ -1,7 +1,7 @@
 import { AdmissionregistrationV1Api, PatchStrategy, PolicyV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import { E2E, PREFIX, entry, eventually, isCordoned, sleep } from './e2e-stack';
 import { LONG, NodeScenarios, bootId, manifest, suspended } from './node-scenarios';
-import { jobComplete, nodeReady } from './timeline';
+import { nodeReady } from './timeline';
 
 // G13 (a failed drain or reboot ends erroring with its reason and returns the permit; a rerun goes on) and G14 (pauses
 // hold) on the real stack: the worker process, the kube-apiserver with kwok nodes and the simulator playing the agent,
@@ -43,12 +43,12 @@ test.concurrent(
     await e2e.cliOk(['rollout', 'pause', name, '--reason', 'e2e: G14 long pause']);
     await eventually(
       'the apply Job suspended and its pod gone, or complete',
-      async () => expect(job.ever(jobComplete) || (suspended(job.last) && firstPod.deletedRv !== undefined)).toBe(true),
+      async () => expect(k.tl.succeeded(job) || (suspended(job.last) && firstPod.deletedRv !== undefined)).toBe(true),
       LONG,
     );
     const suspendSeenAt = Date.now();
     const suspendedAt = job.events.find((e) => suspended(e.obj))?.at;
-    if (job.ever(jobComplete) || suspendedAt === undefined)
+    if (k.tl.succeeded(job) || suspendedAt === undefined)
       throw new Error(`the first pod (${RUN} s) completed before the pause suspended its Job: the scenario was missed`);
     const suspendDelay = (suspendedAt - pausedAt) / 1000;
     // Paused well past the stage's whole timeout, so longer than the time it had left.
@@ -66,7 +66,7 @@ test.concurrent(
     expect(entry(settled, 'tools')).toMatchObject({ stage: 'config' });
     // The same Job was resumed (not replaced) and completed: it never failed on its deadline.
     expect(k.tl.jobsOn(node, 'tools@1.0.0:apply').map((j) => j.uid)).toEqual([job.uid]);
-    expect(job.ever(jobComplete)).toBe(true);
+    expect(k.tl.succeeded(job)).toBe(true);
     expect(job.ever((j) => (j.status?.conditions ?? []).some((c) => c.type === 'Failed' && c.status === 'True'))).toBe(
       false,
     );
@@ -261,7 +261,7 @@ test.concurrent(
       // The agent did its part (the interrupt Job completed); the node never reported a new boot.
       const first = k.tl.jobsOn(node, 'drv@1.0.0:interrupt');
       expect(first).toHaveLength(1);
-      expect(first[0]!.ever(jobComplete)).toBe(true);
+      expect(k.tl.succeeded(first[0]!)).toBe(true);
       expect(bootId(await e2e.node(node))).toBe(bootBefore);
       expect(isCordoned(await e2e.node(node), name)).toBe(true);
     } finally {
@@ -284,7 +284,7 @@ test.concurrent(
     expect(entry(await e2e.nodeState(node, name), 'drv')).toMatchObject({ stage: 'post-interrupt', state: 'complete' });
     const interrupts = k.tl.jobsOn(node, 'drv@1.0.0:interrupt');
     expect(interrupts).toHaveLength(2);
-    expect(interrupts[1]!.ever(jobComplete)).toBe(true);
+    expect(k.tl.succeeded(interrupts[1]!)).toBe(true);
     const after = await e2e.node(node);
     expect(bootId(after)).not.toBe(late);
     expect(bootId(after)).not.toBe(bootBefore);

@@ -1,7 +1,7 @@
 import type { V1Job } from '@kubernetes/client-node';
 import { E2E, entry } from './e2e-stack';
 import { LONG, NodeScenarios, bootId, manifest } from './node-scenarios';
-import { expectGoneBefore, expectOneExecutor, jobComplete, jobEnd, nodeReady, podEnd, type Tracked } from './timeline';
+import { expectGoneBefore, expectOneExecutor, nodeReady, podEnd, type Tracked } from './timeline';
 
 // G11 (one executor per package per node) and G12 (interrupts alone) on the real stack: the worker process, the
 // kube-apiserver with kwok nodes and the simulator playing the agent, Temporal. Each test has a node of its own and a
@@ -47,11 +47,11 @@ test.concurrent(
     expect(jobs.map((j) => j.key)).toEqual(['drv@1.0.0:apply', 'drv@2.0.0:upgrade', 'drv@2.0.0:config']);
     const [v1, upgrade, config] = jobs as [Tracked<V1Job>, Tracked<V1Job>, Tracked<V1Job>];
     // v1's apply was stopped mid-run (it never completed), and it and its pod were gone before v2's first Job existed.
-    expect(v1.ever(jobComplete)).toBe(false);
+    expect(k.tl.succeeded(v1)).toBe(false);
     expectGoneBefore(k.tl, v1, upgrade);
     logStop(v1, upgrade, changedAt);
-    expect(upgrade.ever(jobComplete)).toBe(true);
-    expect(config.ever(jobComplete)).toBe(true);
+    expect(k.tl.succeeded(upgrade)).toBe(true);
+    expect(k.tl.succeeded(config)).toBe(true);
   },
   420_000,
 );
@@ -80,10 +80,10 @@ test.concurrent(
     const jobs = expectOneExecutor(k.tl, node, 'old');
     expect(jobs.map((j) => j.key)).toEqual(['old@1.0.0:apply', 'old@1.0.0:uninstall']);
     const [apply, uninstall] = jobs as [Tracked<V1Job>, Tracked<V1Job>];
-    expect(apply.ever(jobComplete)).toBe(false);
+    expect(k.tl.succeeded(apply)).toBe(false);
     expectGoneBefore(k.tl, apply, uninstall);
     logStop(apply, uninstall, changedAt);
-    expect(uninstall.ever(jobComplete)).toBe(true);
+    expect(k.tl.succeeded(uninstall)).toBe(true);
     expectOneExecutor(k.tl, node, 'keep');
   },
   420_000,
@@ -115,10 +115,10 @@ test.concurrent(
     expect(jobs.map((j) => j.key)).toEqual(['tune@1.0.0:apply', 'tune@1.0.0:config', 'tune@1.0.0:config']);
     const [, first, second] = jobs as [Tracked<V1Job>, Tracked<V1Job>, Tracked<V1Job>];
     expect(second.name).toBe(first.name);
-    expect(first.ever(jobComplete)).toBe(false); // stopped mid-run
+    expect(k.tl.succeeded(first)).toBe(false); // stopped mid-run
     expectGoneBefore(k.tl, first, second);
     logStop(first, second, changedAt);
-    expect(second.ever(jobComplete)).toBe(true);
+    expect(k.tl.succeeded(second)).toBe(true);
     // The second config read the new configMap.
     const volume = second.last.spec?.template.spec?.volumes?.find((v) => v.configMap && v.name === 'package-config');
     expect(volume).toBeDefined();
@@ -157,13 +157,13 @@ test.concurrent(
       one('tune@1.0.0:config'),
     ];
     // The scenario happened: drv was ready for its reboot while tune's apply still ran.
-    if (!(jobEnd(drvConfig)! < jobEnd(tuneApply)!))
+    if (!(k.tl.jobEnd(drvConfig)! < k.tl.jobEnd(tuneApply)!))
       throw new Error(`scenario missed: tune's apply ended before drv's config\n${k.tl.describeJobs(node)}`);
 
     // The reboot's Job was created only once every stage Job and pod made before it had finished.
     const stageJobs = k.tl.jobsOn(node, (key) => !key.endsWith(':interrupt'));
     for (const j of stageJobs.filter((x) => x.addedRv < reboot.addedRv)) {
-      if (!(jobEnd(j)! < reboot.addedRv))
+      if (!(k.tl.jobEnd(j)! < reboot.addedRv))
         throw new Error(`${j.key} unfinished when the reboot started\n${k.tl.describeJobs(node)}`);
     }
     const stagePods = k.tl.podsOn(node, (key) => !key.endsWith(':interrupt'));

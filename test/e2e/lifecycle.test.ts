@@ -75,9 +75,9 @@ test('package lifecycle: a 3-package DAG ends at config/complete in Skyhook node
     'spencer@3.2.3:apply',
     'spencer@3.2.3:config',
   ]);
-  // dependsOn: spencer's apply Job was created only after dexter's config Job had completed.
+  // dependsOn: spencer's apply Job was created only after dexter's config stage had ended.
   const created = (key: string) => new Date(rec.job(node, key)!.metadata!.creationTimestamp!).getTime();
-  const completed = (key: string) => new Date(rec.job(node, key)!.status!.completionTime!).getTime();
+  const completed = (key: string) => rec.stageEnd(rec.job(node, key)!)!;
   expect(created('spencer@3.2.3:apply')).toBeGreaterThanOrEqual(completed('dexter@1.2.3:config'));
 
   // simple-update-skyhook: packages merged into a completed rollout run alone; completed ones do not run again.

@@ -39,15 +39,14 @@ function rolloutJobs(node: string, rollout: string): V1Job[] {
 }
 
 const createdAt = (j: V1Job) => new Date(j.metadata!.creationTimestamp!).getTime();
-const completedAt = (j: V1Job) => new Date(j.status!.completionTime!).getTime();
 
 /** When the rollout's first Job on the node was created, and when its last one completed. */
 function span(node: string, rollout: string): { start: number; end: number } {
   const jobs = rolloutJobs(node, rollout);
   if (jobs.length === 0) throw new Error(`no Job of ${rollout} on ${node}`);
-  const done = jobs.filter((j) => j.status?.completionTime);
-  if (done.length !== jobs.length) throw new Error(`a Job of ${rollout} on ${node} has not completed`);
-  return { start: Math.min(...jobs.map(createdAt)), end: Math.max(...jobs.map(completedAt)) };
+  const ends = jobs.map((j) => rec.stageEnd(j));
+  if (ends.some((end) => end === undefined)) throw new Error(`a Job of ${rollout} on ${node} has not completed`);
+  return { start: Math.min(...jobs.map(createdAt)), end: Math.max(...(ends as number[])) };
 }
 
 async function statusLabel(node: string, rollout: string): Promise<string | undefined> {

@@ -186,10 +186,10 @@ test(
     ]);
     const job = (key: string) => rec.job(node, key)!;
     expect(new Date(job('dogs@1.2.5:apply').metadata!.creationTimestamp!).getTime()).toBeGreaterThanOrEqual(
-      new Date(job('dogs@1.2.6:uninstall').status!.completionTime!).getTime(),
+      rec.stageEnd(job('dogs@1.2.6:uninstall'))!,
     );
     expect(new Date(job('nullptr@2.0.0:config').metadata!.creationTimestamp!).getTime()).toBeGreaterThanOrEqual(
-      new Date(job('nullptr@2.0.0:upgrade').status!.completionTime!).getTime(),
+      rec.stageEnd(job('nullptr@2.0.0:upgrade'))!,
     );
     // Uninstall runs from what the node state holds: without the package's env (§3.7); the other stages carry it.
     expect(envNames(job('cats@1.0.0:uninstall'))).not.toContain('PACKAGE_MARK');

@@ -83,12 +83,13 @@ function batchesOf(nodes: readonly string[], version: string): string[][] {
     const jobs = [...rec.jobs.values()].filter(
       (j: V1Job) => jobNodeName(j) === node && j.metadata?.labels?.['keelson.dev/version'] === version,
     );
-    if (jobs.length === 0 || jobs.some((j) => !j.status?.completionTime))
+    const ends = jobs.map((j) => rec.stageEnd(j));
+    if (jobs.length === 0 || ends.some((end) => end === undefined))
       throw new Error(`${node}: ${jobs.length} Jobs of ${version}, not all completed`);
     return {
       node,
       start: Math.min(...jobs.map((j) => seconds(j.metadata!.creationTimestamp))),
-      end: Math.max(...jobs.map((j) => seconds(j.status!.completionTime))),
+      end: Math.max(...(ends as number[])),
     };
   });
   spans.sort((a, b) => a.start - b.start);

@@ -54,7 +54,7 @@ export function jobFinished(j: V1Job): boolean {
   );
 }
 
-export function jobComplete(j: V1Job): boolean {
+function jobComplete(j: V1Job): boolean {
   return (j.status?.conditions ?? []).some((c) => c.type === 'Complete' && c.status === 'True');
 }
 
@@ -70,11 +70,6 @@ const min = (...xs: (number | undefined)[]): number | undefined => {
   const defined = xs.filter((x): x is number => x !== undefined);
   return defined.length === 0 ? undefined : Math.min(...defined);
 };
-
-/** Where a Job stops being unfinished stage work: it finished (Complete or Failed), or it was deleted. */
-export function jobEnd(t: Tracked<V1Job>): number | undefined {
-  return min(t.firstRv(jobFinished), t.deletedRv);
-}
 
 /** Where a Pod stops running: a terminal phase, or its deletion. */
 export function podEnd(t: Tracked<V1Pod>): number | undefined {
@@ -167,6 +162,23 @@ export class Timeline {
     );
   }
 
+  /**
+   * Where a Job stops being unfinished stage work: it finished (Complete or Failed), its pod succeeded (a stage Job runs
+   * one pod to one completion, and Keelson goes on from that success), or it was deleted.
+   */
+  jobEnd(job: Tracked<V1Job>): number | undefined {
+    return min(job.firstRv(jobFinished), this.podSucceeded(job), job.deletedRv);
+  }
+
+  /** The Job's stage succeeded: the Job controller wrote Complete, or its pod succeeded (Keelson may delete the Job first). */
+  succeeded(job: Tracked<V1Job>): boolean {
+    return job.ever(jobComplete) || this.podSucceeded(job) !== undefined;
+  }
+
+  private podSucceeded(job: Tracked<V1Job>): number | undefined {
+    return min(...this.podsOf(job).map((p) => p.firstRv((pod) => pod.status?.phase === 'Succeeded')));
+  }
+
   /** The Node's events, oldest first. */
   nodeEvents(node: string): Seen<V1Node>[] {
     return this.nodes.filter((e) => e.obj.metadata?.name === node);
@@ -177,7 +189,7 @@ export class Timeline {
     return this.jobsOn(node)
       .map(
         (j) =>
-          `${j.key} ${j.name}/${j.uid.slice(0, 8)}: added@${j.addedRv} finished@${j.firstRv(jobFinished) ?? '-'} deleted@${j.deletedRv ?? '-'}`,
+          `${j.key} ${j.name}/${j.uid.slice(0, 8)}: added@${j.addedRv} ended@${this.jobEnd(j) ?? '-'} deleted@${j.deletedRv ?? '-'}`,
       )
       .join('\n');
   }
@@ -192,7 +204,7 @@ export function expectOneExecutor(tl: Timeline, node: string, pkg: string): Trac
   const jobs = tl.jobsOn(node, ofPkg);
   for (let i = 1; i < jobs.length; i++) {
     const [prev, next] = [jobs[i - 1]!, jobs[i]!];
-    const end = jobEnd(prev);
+    const end = tl.jobEnd(prev);
     if (end === undefined || end > next.addedRv)
       throw new Error(
         `two executors of ${pkg} on ${node}: ${next.key} (${next.name}) created at version ${next.addedRv} while ` +

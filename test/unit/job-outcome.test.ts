@@ -13,11 +13,25 @@ function pod(name: string, status: V1Pod['status']): V1Pod {
 }
 
 describe('jobVerdict', () => {
-  test('a succeeded pod is not the stage complete until the Job controller says so', () => {
+  test("a Job of one completion ends at its pod's success, before the Job controller writes Complete", () => {
     const v = jobVerdict(job(), [pod('stage-abc', { phase: 'Succeeded' })], NOW, 300);
-    expect(v.done).toBe(false);
+    expect(v).toEqual({ done: true, outcome: 'complete', reason: 'Complete', message: 'pod stage-abc succeeded' });
     const complete = job({ status: { conditions: [{ type: 'Complete', status: 'True' }] } });
     expect(jobVerdict(complete, [], NOW, 300)).toMatchObject({ done: true, outcome: 'complete', reason: 'Complete' });
+  });
+
+  test('an adopted Job of several completions or pods is not complete at its first pod', () => {
+    const succeeded = [pod('a', { phase: 'Succeeded' }), pod('b', { phase: 'Running' })];
+    expect(jobVerdict(job({ spec: { template: {}, completions: 2 } }), succeeded, NOW, 300).done).toBe(false);
+    expect(jobVerdict(job({ spec: { template: {}, parallelism: 2 } }), succeeded, NOW, 300).done).toBe(false);
+  });
+
+  test('a failed pod before the success is no outcome; the Failed condition wins over a succeeded pod', () => {
+    expect(jobVerdict(job(), [pod('a', { phase: 'Failed' }), pod('b', { phase: 'Running' })], NOW, 300).done).toBe(
+      false,
+    );
+    const failed = job({ status: { conditions: [{ type: 'Failed', status: 'True', reason: 'DeadlineExceeded' }] } });
+    expect(jobVerdict(failed, [pod('a', { phase: 'Succeeded' })], NOW, 300)).toMatchObject({ outcome: 'failed' });
   });
 
   test('a Failed condition is the stage failed with its reason', () => {
