@@ -76,6 +76,8 @@ export function assignCompartments(nodes: readonly NodeInfo[], policy: Deploymen
   });
   const rank = (c: (typeof candidates)[number]) => (c.strategy ? SAFETY[c.strategy.type] : 3);
   const assigned = new Map<string, string[]>();
+  // One pass over the nodes, each tested against the selectors once more: the rollout calls this on every change of
+  // its node list or spec, at thousands of nodes.
   for (const node of nodes) {
     const best = candidates
       .filter((c) => selectorMatches(c.compartment.selector, node.labels))
@@ -86,7 +88,9 @@ export function assignCompartments(nodes: readonly NodeInfo[], policy: Deploymen
           (a.compartment.name < b.compartment.name ? -1 : a.compartment.name > b.compartment.name ? 1 : 0),
       )[0];
     const name = best ? best.compartment.name : DEFAULT_COMPARTMENT;
-    assigned.set(name, [...(assigned.get(name) ?? []), node.name]);
+    const members = assigned.get(name);
+    if (members) members.push(node.name);
+    else assigned.set(name, [node.name]);
   }
   const all = [
     ...candidates.map((c) => ({ name: c.compartment.name, budget: c.compartment.budget, strategy: c.strategy })),

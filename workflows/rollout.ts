@@ -141,11 +141,17 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   let relistDue = input.carried === undefined;
   let shown = '';
   const poke = () => void (wake = true);
-  const compartments = (): AssignedCompartment[] =>
-    assignCompartments(
-      s.order.map((n) => ({ name: n, labels: s.nodes[n]!.labels })),
-      effectivePolicy(s.spec, s.order.length).spec,
-    );
+  // Assigned again only when the node list (a relist) or the spec (an update) is replaced, not on every pass: at
+  // thousands of nodes a pass is otherwise mostly this.
+  let assigned: { order: string[]; spec: RolloutSpec; compartments: AssignedCompartment[] } | undefined;
+  const compartments = (): AssignedCompartment[] => {
+    if (assigned?.order !== s.order || assigned.spec !== s.spec) {
+      const nodes = s.order.map((n) => ({ name: n, labels: s.nodes[n]!.labels }));
+      const compartments = assignCompartments(nodes, effectivePolicy(s.spec, s.order.length).spec);
+      assigned = { order: s.order, spec: s.spec, compartments };
+    }
+    return assigned.compartments;
+  };
   const admittedNodes = () => s.order.filter((n) => s.nodes[n]!.admittedGeneration > 0);
 
   function control(kind: 'pause' | 'resume' | 'disable' | 'enable', change: Partial<RolloutCarried>) {
