@@ -146,6 +146,15 @@ export const WorkerConfigSchema = z
       'activities one worker runs at once (stage waits, drains, node-state writes); every node in a stage holds one for the whole stage, so keep it well above the nodes in flight, or short calls queue behind the waits',
     ),
     KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS: int(1, 1_000, 40).describe('workflow tasks one worker runs at once'),
+    KEELSON_MAX_CACHED_WORKFLOWS: z.coerce
+      .number({ message: 'must be a whole number from 2 to 100000' })
+      .int('must be a whole number from 2 to 100000')
+      .min(2, 'must be a whole number from 2 to 100000')
+      .max(100_000, 'must be a whole number from 2 to 100000')
+      .optional()
+      .describe(
+        "workflows kept in the worker's cache (an evicted one is replayed at its next task); unset: sized from the container's memory limit (3 MiB each in three quarters of it, less 300 MiB; 20 to 2000)",
+      ),
     KEELSON_SHUTDOWN_GRACE_SECONDS: seconds(0, 3_600, 25).describe(
       "on SIGTERM, how long running activities get to finish before they are cancelled (keep below the pod's terminationGracePeriodSeconds)",
     ),

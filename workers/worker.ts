@@ -10,6 +10,7 @@ import { KEELSON_PREFIX } from '../model';
 import { QUERY_TIMEOUT_MS, statusQuery, type RolloutStatusView } from '../workflows/messages';
 import { activitySettings, ConfigError, loadConfig, type WorkerConfig } from './config';
 import { KeelsonMetrics, serveMetrics, type GaugeSources } from './metrics';
+import { cachedWorkflowsFor, memoryLimitBytes } from './sizing';
 
 // The Keelson worker: settings from the environment (G9), the Kubernetes floor checked against the server (G8),
 // then rollout and node workflows with the real Kubernetes activities on one task queue.
@@ -101,6 +102,7 @@ export async function startWorker(config: WorkerConfig): Promise<RunningWorker> 
     activities: createActivities({ kubeConfig: kc, temporal, settings, workloads, metrics }),
     maxConcurrentActivityTaskExecutions: config.KEELSON_MAX_CONCURRENT_ACTIVITIES,
     maxConcurrentWorkflowTaskExecutions: config.KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS,
+    maxCachedWorkflows: config.KEELSON_MAX_CACHED_WORKFLOWS ?? cachedWorkflowsFor(memoryLimitBytes()),
     shutdownGraceTime: `${config.KEELSON_SHUTDOWN_GRACE_SECONDS}s`,
   });
   const metricsServer = await serveMetrics(metrics, config.KEELSON_METRICS_ADDRESS);
@@ -136,7 +138,8 @@ async function main(): Promise<void> {
   const running = await startWorker(config);
   process.stderr.write(
     `keelson worker: task queue ${config.KEELSON_TASK_QUEUE} on ${config.TEMPORAL_ADDRESS}, metrics on ` +
-      `http://${config.KEELSON_METRICS_ADDRESS}/metrics (SDK: ${config.KEELSON_SDK_METRICS_ADDRESS})\n`,
+      `http://${config.KEELSON_METRICS_ADDRESS}/metrics (SDK: ${config.KEELSON_SDK_METRICS_ADDRESS}), ` +
+      `${running.worker.options.maxCachedWorkflows} workflows cached at most\n`,
   );
   try {
     await running.worker.run();

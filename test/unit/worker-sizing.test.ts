@@ -1,0 +1,26 @@
+import os from 'node:os';
+import { cachedWorkflowsFor, memoryLimitBytes } from '../../workers/sizing';
+
+const MiB = 1024 * 1024;
+
+describe('worker sizing', () => {
+  test("the container's cgroup limit wins over the machine's memory; v2 first, then v1", () => {
+    const v2 = { '/sys/fs/cgroup/memory.max': String(1024 * MiB) };
+    expect(memoryLimitBytes((p) => v2[p as keyof typeof v2])).toBe(1024 * MiB);
+    const v1 = { '/sys/fs/cgroup/memory/memory.limit_in_bytes': String(512 * MiB) };
+    expect(memoryLimitBytes((p) => v1[p as keyof typeof v1])).toBe(512 * MiB);
+  });
+
+  test("no limit, 'max', or a limit above the machine's memory: the machine's memory", () => {
+    expect(memoryLimitBytes(() => undefined)).toBe(os.totalmem());
+    expect(memoryLimitBytes(() => 'max')).toBe(os.totalmem());
+    expect(memoryLimitBytes(() => '9223372036854771712')).toBe(os.totalmem());
+  });
+
+  test('the cache fits three quarters of the limit at 3 MiB a workflow past 300 MiB, from 20 to 2000', () => {
+    expect(cachedWorkflowsFor(1024 * MiB)).toBe(156);
+    expect(cachedWorkflowsFor(2048 * MiB)).toBe(412);
+    expect(cachedWorkflowsFor(256 * MiB)).toBe(20);
+    expect(cachedWorkflowsFor(24 * 1024 * MiB)).toBe(2000);
+  });
+});
