@@ -53,9 +53,26 @@ function podSummary(pods: readonly V1Pod[]): string {
     .join(' ');
 }
 
-/** Stage and interrupt Jobs run one pod to one completion (model/job.ts); an adopted Job may ask for more. */
-function oneCompletion(job: V1Job): boolean {
-  return (job.spec?.completions ?? 1) === 1 && (job.spec?.parallelism ?? 1) <= 1;
+/** How close to its deadline a pod's success is left to the Job controller, which may fail the Job at the deadline. */
+export const DEADLINE_MARGIN_MS = 10_000;
+
+/**
+ * The pod whose success is the Job's, before the Job controller writes Complete (it batches pod events: a second or
+ * more later). Only where the controller cannot decide otherwise: a Job of one completion, seen with its spec, not
+ * suspended and not failing (a suspension or a deadline deletes pods, and one that then exits 0 is not counted), every
+ * pod of it terminal (no replacement running), the pod not being deleted, and the deadline not near.
+ */
+function succeededPod(job: V1Job, pods: readonly V1Pod[], nowMs: number): V1Pod | undefined {
+  const spec = job.spec;
+  if (!spec || spec.suspend || (spec.completions ?? 1) !== 1 || (spec.parallelism ?? 1) > 1) return undefined;
+  if ((job.status?.conditions ?? []).some((c) => c.type === 'FailureTarget' && c.status === 'True')) return undefined;
+  if (!pods.every((p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed')) return undefined;
+  const started = job.status?.startTime;
+  if (spec.activeDeadlineSeconds !== undefined && started !== undefined) {
+    const deadline = new Date(started).getTime() + spec.activeDeadlineSeconds * 1000;
+    if (nowMs > deadline - DEADLINE_MARGIN_MS) return undefined;
+  }
+  return pods.find((p) => p.status?.phase === 'Succeeded' && !p.metadata?.deletionTimestamp);
 }
 
 /** A stage or interrupt Job's verdict: its terminal condition or its pod's success, or an image that cannot be pulled past the grace. */
@@ -68,9 +85,7 @@ export function jobVerdict(job: V1Job, pods: readonly V1Pod[], nowMs: number, gr
   if (failed) {
     return { done: true, outcome: 'failed', reason: failed.reason ?? 'Failed', message: failed.message ?? '' };
   }
-  // A Job of one completion ends with its first pod to succeed: the Job controller, which batches pod events, writes
-  // Complete a second or more later, and no other pod of it runs after that success.
-  const succeeded = oneCompletion(job) && pods.find((p) => p.status?.phase === 'Succeeded');
+  const succeeded = succeededPod(job, pods, nowMs);
   if (succeeded) {
     return {
       done: true,

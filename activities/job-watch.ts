@@ -163,9 +163,7 @@ export async function waitForJob(
     const podList = view.pods();
     const restarts = podList.reduce((sum, p) => sum + rawPodRestarts(p), 0);
     const counted = (job?.status?.failed ?? 0) + (job?.status?.uncountedTerminatedPods?.failed?.length ?? 0);
-    // A stage that ends at its pod's success may be ahead of the Job's counts: its failed pods count too.
-    const seenFailed = podList.filter((p) => p.status?.phase === 'Failed').length;
-    const failedPods = Math.max(counted, seenFailed, restarts);
+    const failedPods = Math.max(counted, restarts);
     return {
       outcome: verdict.outcome,
       reason: verdict.reason,

@@ -153,7 +153,7 @@ export const WorkerConfigSchema = z
       .max(100_000, 'must be a whole number from 2 to 100000')
       .optional()
       .describe(
-        "workflows kept in the worker's cache (an evicted one is replayed at its next task); unset: sized from the container's memory limit (3 MiB each in three quarters of it, less 300 MiB; 20 to 2000)",
+        "workflows kept in the worker's cache (an evicted one is replayed at its next task); at least KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS; unset: 3 MiB each in the smaller of three quarters of the container's memory limit and V8's heap limit, less 300 MiB (50 to 2000)",
       ),
     KEELSON_SHUTDOWN_GRACE_SECONDS: seconds(0, 3_600, 25).describe(
       "on SIGTERM, how long running activities get to finish before they are cancelled (keep below the pod's terminationGracePeriodSeconds)",
@@ -179,6 +179,15 @@ export const WorkerConfigSchema = z
         code: 'custom',
         path: [missing],
         message: 'must be set together with TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY (mTLS)',
+      });
+    }
+    const cached = c.KEELSON_MAX_CACHED_WORKFLOWS;
+    if (cached !== undefined && cached < c.KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS) {
+      // The SDK runs no more workflow tasks at once than it can cache: the smaller setting would silently win.
+      ctx.addIssue({
+        code: 'custom',
+        path: ['KEELSON_MAX_CACHED_WORKFLOWS'],
+        message: `must be at least KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS (${c.KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS})`,
       });
     }
     if (c.KEELSON_METRICS_ADDRESS === c.KEELSON_SDK_METRICS_ADDRESS) {

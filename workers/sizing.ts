@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import v8 from 'node:v8';
 
 // The worker's workflow cache sized from the memory it may use. The SDK sizes it from V8's heap limit, which follows
 // the machine's memory, not the container's: 2,310 workflows on a 24 GiB machine, so nothing is ever evicted and a
@@ -10,7 +11,7 @@ const MiB = 1024 * 1024;
 const BASE_BYTES = 300 * MiB;
 /** A cached node or rollout workflow with its state and history, measured at 2-4 MiB (bench/README.md). */
 const PER_WORKFLOW_BYTES = 3 * MiB;
-const MIN_CACHED = 20;
+const MIN_CACHED = 50;
 const MAX_CACHED = 2_000;
 
 /** Reads a file's text, or undefined when it cannot be read (no cgroup of that version). */
@@ -32,8 +33,11 @@ export function memoryLimitBytes(read: (path: string) => string | undefined = re
   return machine;
 }
 
-/** Workflows to keep cached within three quarters of `limitBytes`, the rest left to V8's garbage and the SDK. */
-export function cachedWorkflowsFor(limitBytes: number): number {
-  const fit = Math.floor((limitBytes * 0.75 - BASE_BYTES) / PER_WORKFLOW_BYTES);
+/**
+ * Workflows to keep cached: 3 MiB each in the smaller of three quarters of the memory limit and V8's heap limit
+ * (`--max-old-space-size`), less 300 MiB, from 50 (above the 40 workflow tasks run at once) to 2000.
+ */
+export function cachedWorkflowsFor(limitBytes: number, heapBytes = v8.getHeapStatistics().heap_size_limit): number {
+  const fit = Math.floor((Math.min(limitBytes * 0.75, heapBytes) - BASE_BYTES) / PER_WORKFLOW_BYTES);
   return Math.min(MAX_CACHED, Math.max(MIN_CACHED, fit));
 }

@@ -58,6 +58,12 @@ describe('G9 worker settings', () => {
     expect(() => loadConfig({ KEELSON_SHUTDOWN_GRACE_SECONDS: '-1' })).toThrow(
       'KEELSON_SHUTDOWN_GRACE_SECONDS="-1": must be a whole number of seconds from 0 to 3600',
     );
+    expect(() => loadConfig({ KEELSON_MAX_CACHED_WORKFLOWS: '20' })).toThrow(
+      'KEELSON_MAX_CACHED_WORKFLOWS="20": must be at least KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS (40)',
+    );
+    expect(
+      loadConfig({ KEELSON_MAX_CACHED_WORKFLOWS: '20', KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS: '10' }),
+    ).toMatchObject({ KEELSON_MAX_CACHED_WORKFLOWS: 20 });
     expect(() => loadConfig({ KEELSON_METRICS_ADDRESS: '9464' })).toThrow(
       'KEELSON_METRICS_ADDRESS="9464": must be host:port',
     );
