@@ -3,12 +3,14 @@
  *   npm run bench                      # N = 10 and 100, plus the worker-kill fault at N = 100
  *   npm run bench -- --nodes 10,100,500 --faults none
  *   npm run bench -- --nodes 10 --faults kill,apiserver,temporal --fault-nodes 100
+ *   npm run bench -- --nodes 10 --faults none --repeat 3 --worker tsx --temporal shared
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { stackUp } from '../deploy/dev/stack';
-import { VERSIONS, arg, fmt, machine, markdownTable } from './lib/machine';
+import { keelsonSetup } from './lib/build';
+import { VERSIONS, arg, fmt, machine, markdownTable, repeatArg } from './lib/machine';
 import { apiserverOutage, ensureApiserver, temporalRestart } from './lib/faults';
 import { runScenario, type ScenarioResult } from './lib/scenario';
 import { TemporalServer } from './lib/temporal-server';
@@ -23,6 +25,8 @@ export function table(results: ScenarioResult[]): string {
       'makespan s',
       'ideal s',
       'ratio',
+      'max in flight / B',
+      'max cordoned / B',
       'ovh p50 ms',
       'p95',
       'p99',
@@ -32,6 +36,9 @@ export function table(results: ScenarioResult[]): string {
       'apiserver req/ns',
       'worker req/ns',
       'hist ev/ns',
+      'worker CPU s/ns',
+      'Temporal CPU s/ns',
+      'apiserver CPU s/ns',
       'rss MiB',
       'kills',
       'dup Jobs',
@@ -46,6 +53,8 @@ export function table(results: ScenarioResult[]): string {
       fmt(r.makespanSeconds, 1),
       String(r.idealSeconds),
       fmt(r.ratio, 2),
+      `${r.budgetUse.maxInFlight} / ${r.budget}`,
+      `${r.budgetUse.maxCordoned} / ${r.budget}`,
       fmt(r.overheadMs.p50),
       fmt(r.overheadMs.p95),
       fmt(r.overheadMs.p99),
@@ -55,6 +64,9 @@ export function table(results: ScenarioResult[]): string {
       fmt(r.apiserverRequests.perNodeStage, 1),
       fmt(r.workerRequests.perNodeStage, 1),
       fmt(r.history.perNodeStage, 1),
+      fmt(r.cpuPerNodeStage.worker ?? NaN, 3),
+      fmt(r.cpuPerNodeStage.temporal ?? NaN, 3),
+      fmt(r.cpuPerNodeStage['kube-apiserver'] ?? NaN, 3),
       String(r.workerPeakRssMiB),
       String(r.workerRestarts),
       String(r.checks.duplicateJobs.length),
@@ -77,22 +89,29 @@ async function main(): Promise<void> {
     throw new Error(`--faults takes ${known.join(', ')} (comma-separated), got ${unknown.join(',')}`);
   const sim = Number(arg('sim-seconds', '2'));
   const budgetPct = Number(arg('budget-percent', '20'));
+  const repeat = repeatArg(1);
   const log = (line: string) => process.stderr.write(`${line}\n`);
   await stackUp({ nodes: 10, log });
+  const setup = await keelsonSetup(arg, log);
+  setupLine = setup.describe;
+  const keelson = { fleet: { compiledWorker: setup.compiledWorker }, freshTemporal: setup.freshTemporal };
   const results: ScenarioResult[] = [];
   for (const n of sizes) {
     const budget = Math.max(1, Math.floor((n * budgetPct) / 100));
-    try {
-      results.push(await runScenario(`n${n}`, { nodes: n, budget, simSeconds: sim, log }));
-    } catch (err) {
-      log(`n${n}: FAILED: ${err instanceof Error ? err.message : String(err)}`);
+    for (let i = 1; i <= repeat; i++) {
+      const label = repeat > 1 ? `n${n}-${i}` : `n${n}`;
+      try {
+        results.push(await runScenario(label, { nodes: n, budget, simSeconds: sim, log, ...keelson }));
+      } catch (err) {
+        log(`${label}: FAILED: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      write(results);
+      log(table(results));
     }
-    write(results);
-    log(table(results));
   }
   const n = Number(arg('fault-nodes', '100'));
   const budget = Math.max(1, Math.floor((n * budgetPct) / 100));
-  const base = { nodes: n, budget, simSeconds: sim, log };
+  const base = { nodes: n, budget, simSeconds: sim, log, ...keelson };
   const afterJobs = Math.max(8, n);
   for (const fault of faults.filter((f) => f !== 'none')) {
     try {
@@ -111,9 +130,11 @@ async function main(): Promise<void> {
         const restart = temporalRestart(server, { afterJobs, downSeconds: 5, log });
         try {
           results.push(
+            // The fault restarts a server of the run's own (fresh for the run too), database kept.
             await runScenario(`n${n}-temporal`, {
               ...base,
-              fleet: { temporalAddress: server.address },
+              freshTemporal: false,
+              temporalServer: server,
               duringRollout: restart.duringRollout,
             }),
           );
@@ -132,10 +153,11 @@ async function main(): Promise<void> {
 }
 
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+let setupLine = '';
 
 /** Writes bench/results/<stamp>.json and .md; called after every run, so an interrupted bench keeps its figures. */
 function write(results: ScenarioResult[]): void {
-  const out = { when: new Date().toISOString(), versions: VERSIONS, machine: machine(), results };
+  const out = { when: new Date().toISOString(), versions: VERSIONS, machine: machine(), setup: setupLine, results };
   const dir = path.join(__dirname, 'results');
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, `${stamp}.json`), `${JSON.stringify(out, null, 2)}\n`);
@@ -145,9 +167,15 @@ function write(results: ScenarioResult[]): void {
     '',
     `Machine: ${m.cores} cores (${m.cpu}), ${m.memoryGiB} GiB, Linux ${m.kernel}, Node ${m.node}.`,
     `Versions: Kubernetes ${VERSIONS.kubernetes}, etcd ${VERSIONS.etcd}, Temporal CLI ${VERSIONS.temporalCli}, kwok ${VERSIONS.kwok}.`,
+    setupLine,
     '',
     table(results),
     '',
+    "makespan: the create call to the node watch event that shows the last of the run's nodes labelled",
+    '`status_<rollout>=complete` and schedulable. max in flight / max cordoned: the most nodes with a stage Job',
+    'existing and unfinished, and the most nodes with spec.unschedulable, in samples every 2 s, against the budget B.',
+    'CPU s/ns: utime + stime from /proc over the makespan, per node-stage (worker: the Keelson worker process;',
+    'Temporal: the dev server the run used; apiserver: the shared kube-apiserver, which serves every client).',
     'ns = node-stage (one stage Job on one node). Overhead: a Job seen Complete to the next Job on the same node seen',
     'created (watch receipt times, ms; gaps after the reboot interrupt are excluded); stage-to-stage: the same',
     'without the gaps into the rebooting package (permit, cordon and drain). run - sim: a stage Job seen',

@@ -47,6 +47,18 @@ export interface FleetOptions {
   id: string;
   temporalAddress?: string;
   workerEnv?: Record<string, string>;
+  /**
+   * Run the worker from compiled JavaScript with a prebuilt workflow bundle, as the image does (bench/lib/build.ts).
+   * Without it the worker runs from the TypeScript source under tsx and the fleet builds its own bundle (the fault
+   * tests, which follow the working tree as it is edited).
+   */
+  compiledWorker?: CompiledWorker;
+}
+
+/** A worker built once per bench invocation: `node <script>` with KEELSON_WORKFLOW_BUNDLE=<workflowBundle>. */
+export interface CompiledWorker {
+  script: string;
+  workflowBundle: string;
 }
 
 /** One Keelson under test: worker process(es), a Temporal client and Kubernetes clients. */
@@ -81,8 +93,10 @@ export class Fleet {
   }
 
   async start(): Promise<void> {
-    // Built once: every worker (re)start of the fleet then skips the webpack build.
-    this.workflowBundle = await buildWorkflowBundle(path.join(this.dir, 'workflow-bundle.js'));
+    // Built once (per bench invocation, or per fleet): every worker (re)start then skips the webpack build.
+    this.workflowBundle =
+      this.opts.compiledWorker?.workflowBundle ??
+      (await buildWorkflowBundle(path.join(this.dir, 'workflow-bundle.js')));
     await this.core.createNamespace({
       body: { metadata: { name: this.namespace, labels: { 'keelson.dev/test': 'bench' } } },
     });
@@ -104,32 +118,31 @@ export class Fleet {
   async startWorker(): Promise<number> {
     const n = this.workerStarts++;
     const log = fs.createWriteStream(path.join(this.dir, 'worker.log'), { flags: 'a' });
-    const child = spawn(
-      process.execPath,
-      ['--require', countRequests, '--import', 'tsx', path.join(projectRoot, 'workers', 'worker.ts')],
-      {
-        cwd: projectRoot,
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          TEMPORAL_ADDRESS: this.temporalAddress,
-          KUBECONFIG: kubeconfigPath,
-          KEELSON_CLUSTER: this.cluster,
-          KEELSON_TASK_QUEUE: this.taskQueue,
-          KEELSON_NAMESPACE: this.namespace,
-          KEELSON_AGENT_IMAGE: 'registry.example/skyhook/agent:6.4.1',
-          KEELSON_JOB_RETENTION_SECONDS: '3600',
-          KEELSON_SHUTDOWN_GRACE_SECONDS: '0',
-          KEELSON_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
-          KEELSON_SDK_METRICS_ADDRESS: 'off',
-          ...(this.workflowBundle && { KEELSON_WORKFLOW_BUNDLE: this.workflowBundle }),
-          KEELSON_BENCH_REQUESTS_FILE: path.join(this.dir, `requests-${n}.json`),
-          KEELSON_BENCH_APISERVER_PORT: String(ports.apiserver),
-          ...this.opts.workerEnv,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+    const entry = this.opts.compiledWorker
+      ? [this.opts.compiledWorker.script]
+      : ['--import', 'tsx', path.join(projectRoot, 'workers', 'worker.ts')];
+    const child = spawn(process.execPath, ['--require', countRequests, ...entry], {
+      cwd: projectRoot,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        TEMPORAL_ADDRESS: this.temporalAddress,
+        KUBECONFIG: kubeconfigPath,
+        KEELSON_CLUSTER: this.cluster,
+        KEELSON_TASK_QUEUE: this.taskQueue,
+        KEELSON_NAMESPACE: this.namespace,
+        KEELSON_AGENT_IMAGE: 'registry.example/skyhook/agent:6.4.1',
+        KEELSON_JOB_RETENTION_SECONDS: '3600',
+        KEELSON_SHUTDOWN_GRACE_SECONDS: '0',
+        KEELSON_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
+        KEELSON_SDK_METRICS_ADDRESS: 'off',
+        ...(this.workflowBundle && { KEELSON_WORKFLOW_BUNDLE: this.workflowBundle }),
+        KEELSON_BENCH_REQUESTS_FILE: path.join(this.dir, `requests-${n}.json`),
+        KEELSON_BENCH_APISERVER_PORT: String(ports.apiserver),
+        ...this.opts.workerEnv,
       },
-    );
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout!.pipe(log);
     child.stderr!.pipe(log);
     this.worker = child;
@@ -249,12 +262,15 @@ export class Fleet {
     return rollouts[0]!;
   }
 
-  /** Polls the rollout's status until it is complete; a status query that fails (worker down) is retried. */
-  async waitComplete(name: string, timeoutMs: number, onTick?: () => void): Promise<number> {
+  /**
+   * After the clock has stopped (the nodes seen complete), checks that the rollout's own status says complete too,
+   * asking once a second (a status query that fails, worker down, is retried); resolves with the local time it did.
+   * Not part of the makespan: it proves the rollout workflow agrees with what its nodes show.
+   */
+  async untilStatusComplete(name: string, timeoutMs: number): Promise<number> {
     const end = Date.now() + timeoutMs;
     let last = '';
     for (;;) {
-      onTick?.();
       try {
         const s = await this.keelson!.rolloutStatus(name);
         last = `${s.status} ${s.completeNodes}`;
@@ -262,8 +278,9 @@ export class Fleet {
       } catch (err) {
         last = err instanceof Error ? err.message : String(err);
       }
-      if (Date.now() > end) throw new Error(`rollout ${name} not complete after ${timeoutMs / 1000}s (last: ${last})`);
-      await sleep(500);
+      if (Date.now() > end)
+        throw new Error(`rollout ${name}: nodes complete, its status not after ${timeoutMs / 1000}s (last: ${last})`);
+      await sleep(1000);
     }
   }
 
@@ -385,6 +402,8 @@ export interface JobRecord {
    * Succeeded (a stage Job runs one pod; Keelson goes on from the pod, the Job controller says Complete later). */
   seenCreated: number;
   seenComplete?: number;
+  /** Local clock (ms) when the watch showed it deleted (done or not). */
+  seenGone?: number;
   /** The apiserver's own (second-resolution) timestamps. */
   creationTimestamp?: string;
   completionTime?: string;
@@ -395,7 +414,7 @@ function complete(job: V1Job): boolean {
 }
 
 /** A watch that re-establishes itself until stopped (a stopped apiserver only delays it). */
-async function keepWatching<T>(
+export async function keepWatching<T>(
   kc: KubeConfig,
   pathName: string,
   query: Record<string, string>,
@@ -430,7 +449,7 @@ export async function recordJobs(kc: KubeConfig, namespace: string) {
     if (!r) podDone.set(uid, podDone.get(uid) ?? Date.now());
     else r.seenComplete ??= Date.now();
   });
-  const stop = await keepWatching<V1Job>(kc, `/apis/batch/v1/namespaces/${namespace}/jobs`, {}, (_type, job) => {
+  const stop = await keepWatching<V1Job>(kc, `/apis/batch/v1/namespaces/${namespace}/jobs`, {}, (type, job) => {
     const uid = job.metadata?.uid;
     if (!uid) return;
     const now = Date.now();
@@ -459,6 +478,7 @@ export async function recordJobs(kc: KubeConfig, namespace: string) {
       r.seenComplete = now;
       r.completionTime = job.status?.completionTime ? new Date(job.status.completionTime).toISOString() : undefined;
     }
+    if (type === 'DELETED') r.seenGone ??= now;
   });
   return {
     jobs,
@@ -525,6 +545,16 @@ export async function recordNodeStates(kc: KubeConfig, selector: string, rollout
     },
     stop,
   };
+}
+
+/**
+ * Nodes with stage work in flight now: a stage Job (or Skyhook stage pod) that exists and is not done. What the
+ * interruption budget bounds, read from a recorder's watch cache.
+ */
+export function inFlightNodes(records: Iterable<JobRecord>): Set<string> {
+  const out = new Set<string>();
+  for (const r of records) if (r.seenComplete === undefined && r.seenGone === undefined) out.add(r.node);
+  return out;
 }
 
 /** Jobs created more than once for the same node, package, version and stage. */

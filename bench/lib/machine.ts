@@ -42,3 +42,26 @@ export function processRssKb(pid: number | undefined): number {
     return 0;
   }
 }
+
+/** The median of the finite values (the mean of the middle two for an even count); NaN when there are none. */
+export function median(values: number[]): number {
+  const v = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (v.length === 0) return NaN;
+  const mid = Math.floor(v.length / 2);
+  return v.length % 2 === 1 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
+}
+
+/** A table cell for repeated runs: the median, and the range `(min–max)` when there is more than one value. */
+export function cell(values: number[], digits = 0): string {
+  const v = values.filter(Number.isFinite);
+  if (v.length <= 1) return fmt(median(v), digits);
+  return `${fmt(median(v), digits)} (${fmt(Math.min(...v), digits)}–${fmt(Math.max(...v), digits)})`;
+}
+
+/** `--repeat`: how many runs per point (a positive whole number). */
+export function repeatArg(fallback: number): number {
+  const n = Number(arg('repeat', String(fallback)));
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`--repeat takes a positive whole number, got ${arg('repeat', '')}`);
+  return n;
+}

@@ -1,10 +1,13 @@
+import { runningPid } from '../../deploy/dev/processes';
 import { skyhook } from '../../test/e2e/e2e-stack';
+import { CpuMeter, perNodeStage, stackRoles } from './cpu';
 import {
   BENCH_LABEL,
   Fleet,
   apiserverRequests,
   diffCounts,
   duplicateJobs,
+  inFlightNodes,
   overheads,
   quantile,
   recordJobs,
@@ -15,6 +18,8 @@ import {
   total,
   type FleetOptions,
 } from './fleet';
+import { sampleBudget, watchRunNodes, type BudgetUse } from './run-nodes';
+import { freshTemporal, type TemporalServer } from './temporal-server';
 
 // One measured rollout: N fake nodes, three packages chained by dependsOn (the middle one reboots), budget B,
 // stage pods of a fixed simulated time; optionally a fault while it runs.
@@ -29,6 +34,10 @@ export interface ScenarioOptions {
   /** Called once the rollout is under way, e.g. to inject a fault; awaited before waiting for completion ends. */
   duringRollout?: (fleet: Fleet, jobsCreated: () => number) => Promise<void>;
   fleet?: Partial<FleetOptions>;
+  /** A Temporal dev server of the run's own, started for it and removed after (the bench); default the shared one. */
+  freshTemporal?: boolean;
+  /** A Temporal server the caller runs for this run (the Temporal fault), so its CPU time can be read. */
+  temporalServer?: TemporalServer;
   timeoutMs?: number;
   log?: (line: string) => void;
   /** Keep the namespace (and so the Jobs) for inspection. */
@@ -60,6 +69,15 @@ export interface ScenarioResult {
   history: { workflows: number; events: number; perNodeStage: number; byType: Record<string, number> };
   /** Every workflow run's history replayed against the code that ran it: runs replayed, nondeterminism failures. */
   replay: { workflows: number; failures: string[]; dir: string };
+  /** Nodes with stage work in flight and nodes cordoned, sampled every 2 s from the create call to completion. */
+  budgetUse: BudgetUse;
+  /** CPU seconds from the create call to completion, per process (worker, temporal, kube-apiserver, ...). */
+  cpuSeconds: Record<string, number>;
+  cpuPerNodeStage: Record<string, number>;
+  /** How the run was set up: the worker compiled or under tsx, Temporal fresh for the run or shared. */
+  setup: { worker: 'compiled' | 'tsx'; temporal: 'fresh' | 'own' | 'shared' };
+  /** The rollout's own status seen complete this many seconds after its nodes were (not part of the makespan). */
+  statusCompleteLagSeconds: number;
   checks: { duplicateJobs: string[]; backwards: string[]; leftCordoned: string[]; nodeStateUpdates: number };
 }
 
@@ -103,21 +121,45 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
   const log = o.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const rebootSeconds = o.rebootSeconds ?? 5;
   const id = `${label}-${Date.now().toString(36)}`.slice(0, 40);
-  const fleet = new Fleet({ id, ...o.fleet });
-  await fleet.start();
-  const names = await fleet.createNodes(o.nodes);
-  const jobRec = await recordJobs(fleet.kc, fleet.namespace);
-  const nodeRec = await recordNodeStates(fleet.kc, `${BENCH_LABEL}=${fleet.cluster}`, id);
-  const manifest = benchManifest(id, { [BENCH_LABEL]: fleet.cluster }, o.budget, o.simSeconds, rebootSeconds);
+  // A fresh Temporal per run: an empty database, so no earlier run's history weighs on this one.
+  const fresh = o.freshTemporal ? await freshTemporal() : undefined;
+  const server = fresh?.server ?? o.temporalServer;
+  const fleet = new Fleet({ id, ...o.fleet, ...(server && { temporalAddress: server.address }) });
+  const shared = !server && o.fleet?.temporalAddress === undefined;
+  const cpu = new CpuMeter({
+    worker: () => fleet.worker?.pid,
+    // The shared dev server also serves every other user of the stack: its figure is an upper bound then.
+    temporal: () => server?.pid ?? (shared ? runningPid('temporal') : undefined),
+    ...stackRoles(),
+  });
   let restarts = 0;
   let killing = false;
   let killer: Promise<void> | undefined;
+  let stopRecorders = () => undefined as void;
+  let sampler: { stop(): BudgetUse } | undefined;
   try {
-    // Let the worker bundle its workflows and poll before the clock starts.
+    await fleet.start();
+    const names = await fleet.createNodes(o.nodes);
+    const selector = `${BENCH_LABEL}=${fleet.cluster}`;
+    const jobRec = await recordJobs(fleet.kc, fleet.namespace);
+    const nodeRec = await recordNodeStates(fleet.kc, selector, id);
+    const runNodes = await watchRunNodes(fleet.kc, selector, id);
+    stopRecorders = () => {
+      jobRec.stop();
+      nodeRec.stop();
+      runNodes.stop();
+    };
+    const manifest = benchManifest(id, { [BENCH_LABEL]: fleet.cluster }, o.budget, o.simSeconds, rebootSeconds);
+    // Let the worker start and poll before the clock starts.
     await sleep(3000);
     const before = await apiserverRequests();
+    cpu.start();
     const t0 = Date.now();
     await fleet.startRollout(manifest);
+    sampler = sampleBudget(
+      { budget: o.budget, t0, inFlightNodes: () => inFlightNodes(jobRec.jobs.values()), runNodes },
+      () => cpu.sample(),
+    );
     log(`${label}: rollout ${id} started on ${o.nodes} nodes, budget ${o.budget}`);
     if (o.killEverySeconds) {
       killing = true;
@@ -137,28 +179,31 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
     // Completed Jobs are deleted by Keelson, so progress is counted from the recorder, not by listing Jobs.
     const fault = o.duringRollout?.(fleet, () => jobRec.jobs.size);
     fault?.catch(() => undefined); // awaited (and so reported) below
-    let lastLog = 0;
-    const t1 = await fleet
-      .waitComplete(id, o.timeoutMs ?? defaultTimeoutMs(o.nodes), () => {
-        if (Date.now() - lastLog > 15_000) {
-          lastLog = Date.now();
-          const done = [...jobRec.jobs.values()].filter((j) => j.seenComplete).length;
-          log(
-            `${label}: ${((Date.now() - t0) / 1000).toFixed(0)}s, ${done} stage Jobs complete, worker rss ${(fleet.rssKb() / 1024).toFixed(0)} MiB`,
-          );
-        }
-      })
+    const progress = setInterval(() => {
+      const done = [...jobRec.jobs.values()].filter((j) => j.seenComplete).length;
+      log(
+        `${label}: ${((Date.now() - t0) / 1000).toFixed(0)}s, ${done} stage Jobs complete, ` +
+          `${runNodes.completeCount()} nodes complete, worker rss ${(fleet.rssKb() / 1024).toFixed(0)} MiB`,
+      );
+    }, 15_000);
+    // The clock stops at the watch event that shows the last node complete (the same detector as the Skyhook run's).
+    const t1 = await runNodes
+      .untilComplete(o.nodes, o.timeoutMs ?? defaultTimeoutMs(o.nodes))
       .catch(async (err: unknown) => {
         // A rollout that stalls on a nondeterminism would otherwise only say "not complete": name the cause.
         const replay = await fleet.replayHistories().catch((e: unknown) => ({ failures: [String(e)] }));
         throw new Error(
           `${err instanceof Error ? err.message : String(err)}; replay: ${replay.failures.join('; ') || 'clean'}`,
         );
-      });
+      })
+      .finally(() => clearInterval(progress));
+    const cpuSeconds = cpu.stop();
+    const budgetUse = sampler.stop();
+    const after = await apiserverRequests();
     killing = false;
     await killer;
     await fault;
-    const after = await apiserverRequests();
+    const statusAt = await fleet.untilStatusComplete(id, 120_000);
     // Late watch events and the last request-count flush.
     await sleep(1500);
     const jobs = [...jobRec.jobs.values()];
@@ -173,7 +218,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
     const workerReq = fleet.workerRequests();
     const hist = await fleet.histories();
     const replay = await fleet.replayHistories();
-    const nodes = await fleet.core.listNode({ labelSelector: `${BENCH_LABEL}=${fleet.cluster}` });
+    const nodes = await fleet.core.listNode({ labelSelector: selector });
     const leftCordoned = nodes.items
       .filter(
         (n) =>
@@ -224,6 +269,14 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
       workerRestarts: restarts,
       history: { ...hist, perNodeStage: r2(hist.events / nodeStages) },
       replay,
+      budgetUse,
+      cpuSeconds,
+      cpuPerNodeStage: perNodeStage(cpuSeconds, nodeStages),
+      setup: {
+        worker: o.fleet?.compiledWorker ? 'compiled' : 'tsx',
+        temporal: fresh ? 'fresh' : shared ? 'shared' : 'own',
+      },
+      statusCompleteLagSeconds: r2((statusAt - t1) / 1000),
       checks: {
         duplicateJobs: duplicateJobs(jobs),
         backwards: nodeRec.backwards,
@@ -234,8 +287,9 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
   } finally {
     killing = false;
     await killer?.catch(() => undefined);
-    jobRec.stop();
-    nodeRec.stop();
+    sampler?.stop(); // a run that failed half-way: stop sampling (a finished run's second stop is harmless)
+    stopRecorders();
     await fleet.stop({ deleteNamespace: !o.keep });
+    await fresh?.dispose();
   }
 }

@@ -98,6 +98,12 @@ export class SkyhookOperator {
     }
   }
 
+  /** The operator's process id while it runs (its CPU time is read from /proc). */
+  get pid(): number | undefined {
+    const c = this.child;
+    return c && c.exitCode === null && c.signalCode === null ? c.pid : undefined;
+  }
+
   rssKb(): number {
     return this.child?.exitCode === null ? processRssKb(this.child.pid) : 0;
   }

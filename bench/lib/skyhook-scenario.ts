@@ -1,11 +1,14 @@
 import path from 'node:path';
 import { CustomObjectsApi, Watch, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { CpuMeter, perNodeStage, stackRoles } from './cpu';
 import {
   BENCH_LABEL,
   Fleet,
   apiserverRequests,
   diffCounts,
   duplicateJobs,
+  inFlightNodes,
+  keepWatching,
   overheads,
   quantile,
   nodeSpans,
@@ -15,6 +18,7 @@ import {
   total,
   type JobRecord,
 } from './fleet';
+import { sampleBudget, watchRunNodes, type BudgetUse } from './run-nodes';
 import { INTERRUPTING, benchManifest, defaultTimeoutMs } from './scenario';
 import { SkyhookOperator } from './skyhook-operator';
 
@@ -49,6 +53,13 @@ export interface SkyhookScenarioResult {
   apiserverRequests: { total: number; perNodeStage: number; byVerbResource: Record<string, number> };
   operatorRequests: { total: number; perNodeStage: number; byMethod: Record<string, number> };
   operatorPeakRssMiB: number;
+  /** Nodes with a stage pod in flight and nodes cordoned, sampled every 2 s from the create call to completion. */
+  budgetUse: BudgetUse;
+  /** CPU seconds from the create call to completion, per process (operator, kube-apiserver, ...). */
+  cpuSeconds: Record<string, number>;
+  cpuPerNodeStage: Record<string, number>;
+  /** The Skyhook's own `status.status` seen complete this many seconds after its nodes were (not in the makespan). */
+  statusCompleteLagSeconds: number;
   checks: {
     duplicatePods: string[];
     backwards: string[];
@@ -70,39 +81,36 @@ function initsSucceeded(pod: V1Pod): boolean {
 /** Records every Skyhook stage pod in the namespace, as recordJobs does for Keelson's Jobs. */
 async function recordPods(kc: KubeConfig, namespace: string) {
   const pods = new Map<string, JobRecord>();
-  const watch = await new Watch(kc).watch(
-    `/api/v1/namespaces/${namespace}/pods`,
-    {},
-    (_type: string, pod: V1Pod) => {
-      const uid = pod.metadata?.uid;
-      if (!uid) return;
-      let r = pods.get(uid);
-      if (!r) {
-        const pkg = JSON.parse(pod.metadata?.annotations?.[PACKAGE_ANNOTATION] ?? '{}') as {
-          name?: string;
-          version?: string;
-          stage?: string;
-        };
-        const env = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].flatMap((c) => c.env ?? []);
-        const sim = env.find((e) => e.name === 'KEELSON_SIM_SECONDS')?.value;
-        r = {
-          uid,
-          name: pod.metadata?.name ?? '',
-          node: pod.spec?.nodeName ?? '',
-          package: pkg.name ?? '',
-          version: pkg.version ?? '',
-          stage: pkg.stage ?? '',
-          // As in recordJobs: the simulator's default when the pod does not set it (Skyhook's interrupt pod).
-          simSeconds: sim === undefined ? 1 : Number(sim),
-          seenCreated: Date.now(),
-        };
-        pods.set(uid, r);
-      }
-      if (r.seenComplete === undefined && initsSucceeded(pod)) r.seenComplete = Date.now();
-    },
-    () => undefined,
-  );
-  return { pods, stop: () => watch.abort() };
+  const stop = await keepWatching<V1Pod>(kc, `/api/v1/namespaces/${namespace}/pods`, {}, (type, pod) => {
+    const uid = pod.metadata?.uid;
+    if (!uid) return;
+    let r = pods.get(uid);
+    if (!r) {
+      const pkg = JSON.parse(pod.metadata?.annotations?.[PACKAGE_ANNOTATION] ?? '{}') as {
+        name?: string;
+        version?: string;
+        stage?: string;
+      };
+      const env = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].flatMap((c) => c.env ?? []);
+      const sim = env.find((e) => e.name === 'KEELSON_SIM_SECONDS')?.value;
+      r = {
+        uid,
+        name: pod.metadata?.name ?? '',
+        node: pod.spec?.nodeName ?? '',
+        package: pkg.name ?? '',
+        version: pkg.version ?? '',
+        stage: pkg.stage ?? '',
+        // As in recordJobs: the simulator's default when the pod does not set it (Skyhook's interrupt pod).
+        simSeconds: sim === undefined ? 1 : Number(sim),
+        seenCreated: Date.now(),
+      };
+      pods.set(uid, r);
+    }
+    if (r.seenComplete === undefined && initsSucceeded(pod)) r.seenComplete = Date.now();
+    // A pod deleted unfinished is no longer work in flight (the budget sampler's reading).
+    if (type === 'DELETED') r.seenGone ??= Date.now();
+  });
+  return { pods, stop };
 }
 
 /** Local times each node was seen NotReady and Ready again (the simulator's reboots), from one watch. */
@@ -141,38 +149,22 @@ function startedWhileNotReady(pods: JobRecord[], spells: Map<string, { from: num
   return { count, seconds: Math.round(seconds * 10) / 10 };
 }
 
-/** Resolves with the local time the Skyhook's status is first seen `complete` (one watch, no polling). */
-function untilComplete(kc: KubeConfig, name: string, timeoutMs: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    let req: { abort(): void } | undefined;
-    let done = false;
-    const finish = (err?: Error) => {
-      done = true;
-      clearTimeout(timer);
-      req?.abort();
-      if (err) reject(err);
-      else resolve(Date.now());
-    };
-    const timer = setTimeout(
-      () => finish(new Error(`skyhook ${name} not complete after ${timeoutMs / 1000}s`)),
-      timeoutMs,
-    );
-    const go = () => {
-      if (done) return;
-      new Watch(kc)
-        .watch(
-          `/apis/${SKYHOOK.group}/${SKYHOOK.version}/${SKYHOOK.plural}`,
-          { fieldSelector: `metadata.name=${name}` },
-          (_type: string, obj: { status?: { status?: string } }) => {
-            if (!done && obj.status?.status === 'complete') finish();
-          },
-          () => void setTimeout(go, 250),
-        )
-        .then((r) => (req = r))
-        .catch(() => void setTimeout(go, 500));
-    };
-    go();
-  });
+/**
+ * The local time the Skyhook's own status is first seen `complete` (one watch). Not the makespan's detector (that is
+ * the run's node watch, as for Keelson): read after it, to show the operator's own view agrees, and how much later.
+ */
+function statusComplete(kc: KubeConfig, name: string): { seen: Promise<number>; cancel(): void } {
+  let resolveSeen!: (t: number) => void;
+  const seen = new Promise<number>((resolve) => (resolveSeen = resolve));
+  const stopping = keepWatching<{ status?: { status?: string } }>(
+    kc,
+    `/apis/${SKYHOOK.group}/${SKYHOOK.version}/${SKYHOOK.plural}`,
+    { fieldSelector: `metadata.name=${name}` },
+    (_type, obj) => {
+      if (obj.status?.status === 'complete') resolveSeen(Date.now());
+    },
+  );
+  return { seen, cancel: () => void stopping.then((stop) => stop()) };
 }
 
 export async function runSkyhookScenario(label: string, o: SkyhookScenarioOptions): Promise<SkyhookScenarioResult> {
@@ -186,30 +178,49 @@ export async function runSkyhookScenario(label: string, o: SkyhookScenarioOption
     body: { metadata: { name: fleet.namespace, labels: { 'keelson.dev/test': 'bench' } } },
   });
   const operator = new SkyhookOperator(o.operatorDir, fleet.namespace, path.join(fleet.dir, 'operator.log'));
+  // No Temporal here: the operator's own process and the shared stack's.
+  const cpu = new CpuMeter({ operator: () => operator.pid, ...stackRoles() });
   let created = false;
   try {
     const names = await fleet.createNodes(o.nodes);
+    const selector = `${BENCH_LABEL}=${fleet.cluster}`;
     const podRec = await recordPods(fleet.kc, fleet.namespace);
-    const nodeRec = await recordNodeStates(fleet.kc, `${BENCH_LABEL}=${fleet.cluster}`, id);
-    const readyRec = await recordNotReady(fleet.kc, `${BENCH_LABEL}=${fleet.cluster}`);
+    const nodeRec = await recordNodeStates(fleet.kc, selector, id);
+    const readyRec = await recordNotReady(fleet.kc, selector);
+    const runNodes = await watchRunNodes(fleet.kc, selector, id);
+    const crStatus = statusComplete(fleet.kc, id);
+    let sampler: { stop(): BudgetUse } | undefined;
     try {
       await operator.start();
       // As for the Keelson worker: let it settle (informers synced) before the clock starts.
       await sleep(3000);
       const manifest = benchManifest(id, { [BENCH_LABEL]: fleet.cluster }, o.budget, o.simSeconds, rebootSeconds);
       const before = await apiserverRequests();
+      cpu.start();
       const t0 = Date.now();
       await custom.createClusterCustomObject({ ...SKYHOOK, body: manifest });
       created = true;
+      sampler = sampleBudget(
+        { budget: o.budget, t0, inFlightNodes: () => inFlightNodes(podRec.pods.values()), runNodes },
+        () => cpu.sample(),
+      );
       log(`${label}: skyhook ${id} created on ${o.nodes} nodes, budget ${o.budget} (operator log ${operator.logFile})`);
       const progress = setInterval(() => {
         const done = [...podRec.pods.values()].filter((p) => p.seenComplete !== undefined).length;
-        log(`${label}: ${((Date.now() - t0) / 1000).toFixed(0)}s, ${done} stage pods complete`);
+        log(
+          `${label}: ${((Date.now() - t0) / 1000).toFixed(0)}s, ${done} stage pods complete, ` +
+            `${runNodes.completeCount()} nodes complete`,
+        );
       }, 15_000);
-      const t1 = await untilComplete(fleet.kc, id, o.timeoutMs ?? defaultTimeoutMs(o.nodes)).finally(() =>
-        clearInterval(progress),
-      );
+      // The same detector as the Keelson run's: the watch event that shows the last node complete and schedulable.
+      const t1 = await runNodes
+        .untilComplete(o.nodes, o.timeoutMs ?? defaultTimeoutMs(o.nodes))
+        .finally(() => clearInterval(progress));
+      const cpuSeconds = cpu.stop();
+      const budgetUse = sampler.stop();
       const after = await apiserverRequests();
+      const crAt = await Promise.race([crStatus.seen, sleep(120_000).then(() => NaN)]);
+      if (Number.isNaN(crAt)) throw new Error(`skyhook ${id}: nodes complete, its status not after 120s`);
       // Late watch events and the operator's last requests of the pass that saw completion.
       await sleep(1500);
       const own = await operator.requests();
@@ -223,7 +234,7 @@ export async function runSkyhookScenario(label: string, o: SkyhookScenarioOption
       const ov = gaps.plain;
       const api = diffCounts(after, before);
       const r2 = (x: number) => Math.round(x * 100) / 100;
-      const nodes = await fleet.core.listNode({ labelSelector: `${BENCH_LABEL}=${fleet.cluster}` });
+      const nodes = await fleet.core.listNode({ labelSelector: selector });
       return {
         label,
         nodes: o.nodes,
@@ -251,6 +262,10 @@ export async function runSkyhookScenario(label: string, o: SkyhookScenarioOption
         apiserverRequests: { total: total(api), perNodeStage: r2(total(api) / nodeStages), byVerbResource: api },
         operatorRequests: { total: total(own), perNodeStage: r2(total(own) / nodeStages), byMethod: own },
         operatorPeakRssMiB: operator.peakRssMiB,
+        budgetUse,
+        cpuSeconds,
+        cpuPerNodeStage: perNodeStage(cpuSeconds, nodeStages),
+        statusCompleteLagSeconds: r2((crAt - t1) / 1000),
         checks: {
           duplicatePods: duplicateJobs(pods),
           backwards: nodeRec.backwards,
@@ -259,6 +274,9 @@ export async function runSkyhookScenario(label: string, o: SkyhookScenarioOption
         },
       };
     } finally {
+      sampler?.stop();
+      crStatus.cancel();
+      runNodes.stop();
       podRec.stop();
       nodeRec.stop();
       readyRec.stop();

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { toolPaths } from '../../deploy/dev/paths';
 import { devServerArgs } from '../../deploy/dev/temporal';
@@ -7,7 +8,8 @@ import { portOpen, waitFor } from '../../deploy/dev/processes';
 import { freePort, sleep } from './fleet';
 
 // A Temporal dev server of one's own (never the shared one on 7233): the same arguments as deploy/dev/temporal.ts,
-// on a free port, headless, with a database file that survives a restart.
+// on a free port, headless, with a database file that survives a restart. The bench starts one per measured run, so
+// no run's history weighs on the next; the Temporal fault restarts one.
 
 export class TemporalServer {
   private child?: ChildProcess;
@@ -15,6 +17,12 @@ export class TemporalServer {
   port = 0;
 
   constructor(readonly dir: string) {}
+
+  /** The server's process id while it runs (its CPU time is read from /proc). */
+  get pid(): number | undefined {
+    const c = this.child;
+    return c && c.exitCode === null && c.signalCode === null ? c.pid : undefined;
+  }
 
   get address(): string {
     return `127.0.0.1:${this.port}`;
@@ -55,4 +63,17 @@ export class TemporalServer {
     }
     await waitFor('temporal port closed', async () => !(await portOpen(this.port)), 15_000);
   }
+}
+
+/** A Temporal dev server of its own in a fresh temporary directory; `dispose` stops it and removes its database. */
+export async function freshTemporal(): Promise<{ server: TemporalServer; dispose(): Promise<void> }> {
+  const server = new TemporalServer(fs.mkdtempSync(path.join(os.tmpdir(), 'keelson-bench-temporal-')));
+  await server.start();
+  return {
+    server,
+    async dispose() {
+      await server.stop();
+      fs.rmSync(server.dir, { recursive: true, force: true });
+    },
+  };
 }

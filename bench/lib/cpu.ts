@@ -1,0 +1,131 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { runningPid } from '../../deploy/dev/processes';
+
+// CPU seconds spent by the processes that matter during a measured run, read from /proc/<pid>/stat (utime + stime):
+// so the tool's own process (the Keelson worker, the Skyhook operator) can be compared apart from what it leans on
+// (Temporal, the kube-apiserver, etcd, ...). A process and all its descendants count as one role.
+
+let ticksPerSecond: number | undefined;
+
+/** USER_HZ: the unit of utime and stime (100 on every common Linux; asked once, in case it is not). */
+function clockTicks(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+interface Stat {
+  ppid: number;
+  /** utime + stime, in clock ticks. */
+  ticks: number;
+}
+
+/** /proc/<pid>/stat of one process, or undefined once it has gone. */
+function readStat(pid: number): Stat | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // The command name (field 2) is in parentheses and may hold spaces: the fields proper start after the last ')'.
+  // From there: state(3) ppid(4) ... utime(14) stime(15), i.e. indices 1, 11 and 12 of what follows.
+  const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) };
+}
+
+/** Every process alive now. */
+function allStats(): Map<number, Stat> {
+  const all = new Map<number, Stat>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const s = readStat(Number(entry));
+    if (s) all.set(Number(entry), s);
+  }
+  return all;
+}
+
+/** A process and every descendant of it that is alive now, with their tick counts. */
+function treeTicks(all: Map<number, Stat>, root: number): Map<number, number> {
+  const out = new Map<number, number>();
+  const queue = all.has(root) ? [root] : [];
+  while (queue.length > 0) {
+    const pid = queue.pop()!;
+    if (out.has(pid)) continue;
+    out.set(pid, all.get(pid)!.ticks);
+    for (const [child, s] of all) if (s.ppid === pid) queue.push(child);
+  }
+  return out;
+}
+
+/** Where a role's process is now (a worker killed and started again has a new pid; undefined: not running). */
+export type PidSource = () => number | undefined;
+
+/**
+ * Counts each role's CPU seconds from `start()` to `stop()`. `sample()` (called every few seconds by the bench's
+ * sampler) keeps the last reading of every pid, so a process that dies mid-run (a SIGKILLed worker) keeps what it
+ * had spent; a pid first seen after the start began during the run and counts from zero.
+ */
+export class CpuMeter {
+  /** role -> pid -> [ticks at first sight (0 if born during the run), ticks at the last sample]. */
+  private readings = new Map<string, Map<number, [number, number]>>();
+  private started = false;
+
+  constructor(private readonly roles: Record<string, PidSource>) {}
+
+  start(): void {
+    this.started = false;
+    this.readings.clear();
+    this.sample();
+    this.started = true;
+  }
+
+  sample(): void {
+    const all = allStats();
+    for (const [role, source] of Object.entries(this.roles)) {
+      const pid = source();
+      if (pid === undefined) continue;
+      const byPid = this.readings.get(role) ?? new Map<number, [number, number]>();
+      this.readings.set(role, byPid);
+      for (const [p, ticks] of treeTicks(all, pid)) {
+        const r = byPid.get(p);
+        if (r) r[1] = ticks;
+        else byPid.set(p, [this.started ? 0 : ticks, ticks]);
+      }
+    }
+  }
+
+  /** Takes a last reading and returns CPU seconds per role since start() (two decimals); a role never seen running
+   * is left out rather than reported as zero. */
+  stop(): Record<string, number> {
+    this.sample();
+    const out: Record<string, number> = {};
+    for (const role of Object.keys(this.roles)) {
+      const byPid = this.readings.get(role);
+      if (!byPid) continue;
+      let ticks = 0;
+      for (const [first, last] of byPid.values()) ticks += last - first;
+      out[role] = Math.round((ticks / clockTicks()) * 100) / 100;
+    }
+    return out;
+  }
+}
+
+/** Seconds per node-stage, three decimals (a role with no process in this run has none). */
+export function perNodeStage(seconds: Record<string, number>, nodeStages: number): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(seconds).map(([role, s]) => [role, Math.round((s / Math.max(1, nodeStages)) * 1000) / 1000]),
+  );
+}
+
+/** The shared local stack's processes (deploy/dev, by their pid files), which serve both tools' runs alike. */
+export function stackRoles(): Record<string, PidSource> {
+  const names = ['kube-apiserver', 'etcd', 'kube-controller-manager', 'kwok', 'simulator'];
+  return Object.fromEntries(names.map((n) => [n, () => runningPid(n)]));
+}
