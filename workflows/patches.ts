@@ -48,4 +48,6 @@ export const PATCHES = {
   rolloutSteadyCommands: 'rollout-steady-commands',
   /** G13: permits are leases; each relist checks the books with the nodes, and a holder in the queue is re-granted. */
   leaseChecks: 'lease-checks',
+  /** A taint blocks a node only before its admission: a node's own reboot (not-ready taints) never blocks it. */
+  taintsBlockBeforeAdmission: 'taints-block-before-admission',
 } as const;

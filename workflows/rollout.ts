@@ -242,9 +242,15 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     const ignoreLabel = `${metadataPrefix(s.spec.kind)}ignore`;
     for (const f of facts) {
       const prev = s.nodes[f.name];
+      // Taints are judged when a node is picked (§5.2), not under work this rollout started: a node rebooting for it is
+      // NotReady, tainted not-ready, and counted blocked its batch would close and the status show blocked until the
+      // next relist. Patched: histories before it judged every node's taints at every relist.
+      const tainted =
+        untoleratedTaint(f.taints, tolerations) !== undefined &&
+        !(prev?.admittedGeneration === s.generation && patched(PATCHES.taintsBlockBeforeAdmission));
       s.nodes[f.name] = {
         labels: f.labels,
-        blocked: f.labels[ignoreLabel] === 'true' || untoleratedTaint(f.taints, tolerations) !== undefined,
+        blocked: f.labels[ignoreLabel] === 'true' || tainted,
         runtimeTainted: f.taints.some((x) => x.key === t.key && x.effect === t.effect && (x.value ?? '') === t.value),
         admittedGeneration: prev?.admittedGeneration ?? 0,
         ...(prev?.reported && { reported: prev.reported }),

@@ -4,7 +4,7 @@ import { rolloutWorkflow } from '../../workflows';
 import type { RolloutOptions } from '../../workflows/rollout';
 import { rolloutWorkflowId, statusQuery } from '../../workflows/messages';
 import { FakeCluster } from './fake-cluster';
-import { eventually, rolloutSpec, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
 
 const t = useTemporal();
 
@@ -150,4 +150,37 @@ test('a batch is sent to its nodes at once, not one round trip after another', a
     ),
   );
   expect(Math.max(...firstSends) - Math.min(...firstSends)).toBeLessThan(1500);
+});
+
+test("a node the rollout admitted is not blocked by a taint its own work brings (a reboot's not-ready): its batch waits for it", async () => {
+  const names = nodes(2, 'rebooting');
+  const [first, second] = names as [string, string];
+  const cluster = new FakeCluster(names);
+  cluster.script = (i) => ({ ms: i.node === first && i.stage === 'apply' ? 600_000 : 20 });
+  const spec = rolloutSpec('rebooting', {
+    interruptionBudget: { count: 1 },
+    packages: { base: { version: '1.0.0', image: image('base') } },
+  });
+  // A relist every second: one always falls while the first node is tainted.
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await startRollout(taskQueue, 'rebooting', spec, { relistInterval: '1 second' });
+    await eventually(() => expect(cluster.callsOf('runStage')).toHaveLength(1), 60_000);
+    cluster.nodes.find((n) => n.name === first)!.taints = [
+      { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' },
+    ];
+    const listsBefore = cluster.callsOf('listNodes').length;
+    await eventually(() => expect(cluster.callsOf('listNodes').length).toBeGreaterThan(listsBefore + 1), 60_000);
+    const st = await handle.query(statusQuery);
+    expect(st.nodes[first]!.status).toBe('in_progress');
+    // The batch of one still holds: the second node is not admitted beside it.
+    expect(st.nodes[second]!.status).toBe('waiting');
+    expect(cluster.stagesOn(second)).toEqual([]);
+
+    const apply = cluster.callsOf('runStage').find((c) => (c.input as RunStageInput).node === first)!;
+    cluster.finish(jobOf(apply.input as RunStageInput), 'complete');
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 120_000);
+    expect((await handle.query(statusQuery)).completeNodes).toBe('2/2');
+    await recordHistory(t.env, rolloutWorkflowId('rebooting', 'rebooting'), 'rollout-taints-block-before-admission');
+    await handle.cancel();
+  });
 });
