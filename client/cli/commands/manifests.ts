@@ -5,8 +5,7 @@ import { readManifestSources } from '../../manifest-file';
 // them, or `-` for stdin), validated together so that a policy may sit in another document or another file.
 
 export const FILE_FLAGS = '-f, --file <path>';
-export const FILE_HELP =
-  'manifest file (YAML or JSON), directory of them (*.yaml, *.yml, *.json) or - for stdin; repeatable';
+export const FILE_HELP = 'a manifest file (YAML or JSON), a directory of them, or - (stdin); repeatable';
 
 /** Commander's collector for a repeatable `-f`. */
 export const collectFiles = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];

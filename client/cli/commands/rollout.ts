@@ -95,7 +95,7 @@ export function registerRollout(program: Command): void {
   rollout
     .command('start')
     .description('Start a rollout from manifests; the same manifest again is a no-op')
-    .requiredOption(FILE_FLAGS, `${FILE_HELP}: one rollout and the policy it names`, collectFiles)
+    .requiredOption(FILE_FLAGS, `${FILE_HELP}; together they hold one rollout and the policy it names`, collectFiles)
     .option('--wait', 'show progress until the rollout completes (exit 0) or ends erroring (exit 1)')
     .option('--timeout <seconds>', 'longest --wait', seconds('--timeout'), 3600)
     .option('--interval <seconds>', 'poll period of --wait', seconds('--interval'), 1)

@@ -25,7 +25,7 @@ function summary(rollout: RolloutSpec): string {
   );
 }
 
-export async function validate(files: readonly string[], json: boolean): Promise<number> {
+async function validate(files: readonly string[], json: boolean): Promise<number> {
   const { rollouts, errors, warnings } = await loadManifests(files);
   const valid = errors.length === 0;
   if (json) {
