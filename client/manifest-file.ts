@@ -1,5 +1,5 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { extname, join } from 'node:path';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { extname, join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { ValidationError } from '../model';
 
@@ -79,6 +79,8 @@ export async function readManifestSources(
 ): Promise<ManifestSources> {
   const problems: ValidationError[] = [];
   const sources: string[] = [];
+  /** Files read so far, by real path: `./d/a.yaml` and `d` (its directory) name one file. */
+  const seen = new Set<string>();
   const documents: unknown[] = [];
   const origins: string[] = [];
   if (args.filter((a) => a === '-').length > 1) problems.push({ path: STDIN_NAME, message: 'is given more than once' });
@@ -91,7 +93,9 @@ export async function readManifestSources(
     for (const file of files) {
       const name = file === '-' ? STDIN_NAME : file;
       // A file named twice (say, itself and through its directory) is read once: its documents are not duplicates.
-      if (sources.includes(name)) continue;
+      const key = file === '-' ? STDIN_NAME : await realpath(file).catch(() => resolve(file));
+      if (seen.has(key)) continue;
+      seen.add(key);
       sources.push(name);
       const read = file === '-' ? parseManifestText(await stdin()) : await readManifestFile(file);
       if ('problem' in read) {

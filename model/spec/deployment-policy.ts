@@ -80,6 +80,7 @@ const compartmentsParsed = {
   when: ({ value, issues }: z.core.ParsePayload): boolean =>
     typeof value === 'object' &&
     value !== null &&
+    !Array.isArray(value) &&
     !issues.some((issue) => {
       const [field, , inner] = issue.path ?? [];
       return field === 'compartments' && (inner === undefined || inner === 'name' || inner === 'selector');

@@ -5,6 +5,8 @@ import { ROLLOUT_KINDS, SkyhookManifestSchema, type SkyhookManifest } from './sk
 import { describeValue, errorMap, toValidationErrors, type ValidationError } from './validation-error';
 import { policyWarnings, rolloutWarnings, type ValidationWarning } from './warnings';
 
+const MAX_SUGGESTION_CANDIDATES = 50;
+
 // Turns manifest documents (already parsed from YAML or JSON, from one file or many) into RolloutSpecs. Policies are
 // matched by name across all the documents, in any order.
 
@@ -118,7 +120,8 @@ export function parseRolloutDocuments(docs: readonly unknown[], opts: ParseOptio
   for (const p of [...(opts.policies ?? []), ...policies]) known.set(p.metadata.name, p);
   for (const ref of refs) {
     if (!ref.policy || known.has(ref.policy) || invalidPolicyNames.has(ref.policy)) continue;
-    const near = closestName(ref.policy, [...known.keys()]);
+    // Suggestions cost an edit distance per known name: past a few dozen names they are not worth a slow request.
+    const near = known.size <= MAX_SUGGESTION_CANDIDATES ? closestName(ref.policy, [...known.keys()]) : undefined;
     errors.push({
       path: `${ref.label}.spec.deploymentPolicy`,
       message:

@@ -42,6 +42,12 @@ export function rolloutWarnings(
       message: '"all" is accepted but not applied yet: Keelson orders rollouts per node, as "node" does',
     });
   }
+  if (Object.keys(spec.packages).length === 0) {
+    warnings.push({
+      path: at('packages'),
+      message: 'is empty: applied to a running rollout, every package is uninstalled from every node',
+    });
+  }
   for (const pkg of Object.values(spec.packages)) {
     const written = images[pkg.name] ?? pkg.image;
     const image = parseImageReference(written);

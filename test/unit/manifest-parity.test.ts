@@ -7,6 +7,7 @@ import {
   type NodeState,
   type RolloutSpec,
 } from '../../model';
+import { sameSpec } from '../../client/lib/rollouts';
 import { newNodeRollout } from '../../workflows/node-rollout';
 import { DEFAULT_NODE_SETTINGS } from '../../workflows/messages';
 
@@ -17,9 +18,10 @@ const skyhook = (spec: Doc, metadata: Doc = { name: 'demo' }): Doc => ({
   apiVersion: 'skyhook.nvidia.com/v1alpha1',
   kind: 'Skyhook',
   metadata,
-  spec: { nodeSelectors: { matchLabels: { pool: 'gpu' } }, interruptionBudget: { count: 1 }, ...spec },
+  spec: { nodeSelectors: { matchLabels: { pool: 'gpu' } }, interruptionBudget: { count: 1 }, packages, ...spec },
 });
 const pkg = (extra: Doc = {}): Doc => ({ version: '1.2.3', image: 'ghcr.io/nvidia/skyhook/agentless', ...extra });
+const packages = { base: pkg() };
 
 function parse(...docs: Doc[]) {
   const result = parseRolloutDocuments(docs);
@@ -156,5 +158,13 @@ describe('spec.pause', () => {
     expect(rollout.paused).toBe(true);
     expect(newNodeRollout(rollout, 1, DEFAULT_NODE_SETTINGS).paused).toBe(true);
     expect(parse(skyhook({ pause: false })).rollout.paused).toBe(false);
+  });
+
+  test('is not a new spec for a running rollout: pause and disable act at start only', () => {
+    const paused = parse(skyhook({ pause: true })).rollout;
+    // As stored by a Keelson that ignored spec.pause.
+    expect(sameSpec(paused, { ...paused, paused: false })).toBe(true);
+    expect(sameSpec(paused, { ...paused, disabled: true })).toBe(true);
+    expect(sameSpec(paused, { ...paused, spec: { ...paused.spec, priority: paused.spec.priority + 1 } })).toBe(false);
   });
 });

@@ -76,6 +76,12 @@ describe('readManifestSources', () => {
     expect(read).toMatchObject({ documents: [{ kind: 'A' }] });
   });
 
+  test('a file named by another path of its own (./dir/a.yaml beside dir) is read once', async () => {
+    const dir = tree({ 'a.yaml': 'kind: A' });
+    const read = await readManifestSources([join(dir, '.', 'sub', '..', 'a.yaml'), `${dir}/`], noStdin);
+    expect(read).toMatchObject({ documents: [{ kind: 'A' }] });
+  });
+
   test('every problem at once: a missing file, bad YAML, a directory without manifests, stdin twice', async () => {
     const dir = tree({ 'bad.yaml': 'a: [1, 2', 'empty/readme.md': '#' });
     const read = await readManifestSources(

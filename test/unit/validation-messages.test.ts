@@ -9,7 +9,7 @@ const skyhook = (spec: Doc, name = 'demo'): Doc => ({
   apiVersion: 'skyhook.nvidia.com/v1alpha1',
   kind: 'Skyhook',
   metadata: { name },
-  spec,
+  spec: { packages: { base: { version: '1.0.0', image: 'example.com/base' } }, ...spec },
 });
 const policy = (spec: Doc, name = 'pol'): Doc => ({
   apiVersion: 'skyhook.nvidia.com/v1alpha1',
@@ -131,6 +131,26 @@ describe('what is allowed, and the closest known name', () => {
     ]);
   });
 
+  test('hundreds of policies and unknown policy names: refused at once, without a suggestion per pair', () => {
+    const long = (i: number) => `${'p'.repeat(95)}${String(i).padStart(4, '0')}`;
+    const docs = [
+      ...Array.from({ length: 300 }, (_, i) =>
+        policy({ default: { budget: { count: 1 }, strategy: { fixed: {} } } }, long(i)),
+      ),
+      ...Array.from({ length: 300 }, (_, i) => skyhook({ deploymentPolicy: `x${long(i)}` }, `r${i}`)),
+    ];
+    const started = Date.now();
+    const { errors } = parseRolloutDocuments(docs);
+    expect(errors.filter((e) => e.path.endsWith('.spec.deploymentPolicy'))).toHaveLength(300);
+    expect(errors.some((e) => e.message.includes('did you mean'))).toBe(false);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  test('a policy whose spec is a list: an error naming the field, not a crash', () => {
+    const { errors } = parseRolloutDocuments([policy([] as unknown as Doc), skyhook({ deploymentPolicy: 'pol' })]);
+    expect(errors).toContainEqual(expect.objectContaining({ path: 'DeploymentPolicy/pol.spec' }));
+  });
+
   test('closestName: slips are found (case, a letter, a swap, a plural), other words are not', () => {
     const fields = ['nodeSelectors', 'packages', 'priority', 'interruptionBudget'];
     expect(closestName('NodeSelectors', fields)).toBe('nodeSelectors');
@@ -159,6 +179,16 @@ describe('warnings', () => {
     expect(result.rollouts.length + result.policies.length).toBe(docs.length);
     return result.warnings.map((w) => w.path);
   };
+
+  test('no packages: applied to a running rollout, every package is uninstalled', () => {
+    const { warnings } = parseRolloutDocuments([
+      skyhook({ nodeSelectors: { matchLabels: { a: 'b' } }, packages: null }),
+    ]);
+    expect(warnings).toContainEqual({
+      path: 'Skyhook/demo.spec.packages',
+      message: 'is empty: applied to a running rollout, every package is uninstalled from every node',
+    });
+  });
 
   test('no nodeSelectors: every node of the cluster is targeted', () => {
     expect(warned(skyhook({ interruptionBudget: { count: 1 } }))).toEqual(['Skyhook/demo.spec.nodeSelectors']);
