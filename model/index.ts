@@ -11,6 +11,7 @@ export * from './spec/deployment-policy';
 export * from './spec/skyhook';
 export * from './spec/rollout-spec';
 export * from './spec/validation-error';
+export * from './spec/warnings';
 export * from './spec/parse-documents';
 export * from './node-state';
 export * from './dependency-graph';

@@ -87,8 +87,13 @@ export async function currentSpec(ctx: KeelsonContext, name: string): Promise<{ 
   return { spec: await specFromHistory(ctx, d.workflowId, d.runId), runId: d.runId };
 }
 
+/**
+ * The same rollout spec, pause and disable aside: they act only at start (later, `rollout pause`/`resume` do), so a
+ * manifest whose pause changed, or one stored before spec.pause counted, is not a new spec.
+ */
 export function sameSpec(a: RolloutSpec, b: RolloutSpec): boolean {
-  return canonicalJson(a) === canonicalJson(b);
+  const settable = (s: RolloutSpec) => canonicalJson({ ...s, paused: false, disabled: false });
+  return settable(a) === settable(b);
 }
 
 /**

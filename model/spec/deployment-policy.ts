@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { canonicalSelector, LabelSelectorSchema } from '../label-selector';
+import { whenParsed } from './validation-error';
 
 // DeploymentPolicy (§2.2): budgets, strategies with the mutating webhook's defaults, compartments.
 
@@ -24,6 +25,7 @@ export const StrategySchema = z
     linear: z.preprocess(orEmpty, LinearStrategySchema).optional(),
     exponential: z.preprocess(orEmpty, ExponentialStrategySchema).optional(),
   })
+  // Counts the strategies present whatever their parameters: a bad parameter does not hide a second strategy.
   .superRefine((s, ctx) => {
     const set = Object.entries(s).filter(([, v]) => v !== undefined).length;
     if (set !== 1) {
@@ -32,7 +34,7 @@ export const StrategySchema = z
         message: `sets ${set} strategies: set exactly one of fixed, linear, exponential`,
       });
     }
-  });
+  }, whenParsed());
 export type Strategy = z.infer<typeof StrategySchema>;
 
 /** The strategy as a tagged value, which the batch math works on. */
@@ -70,6 +72,21 @@ export const CompartmentSchema = z.strictObject({
 });
 export type Compartment = z.infer<typeof CompartmentSchema>;
 
+/**
+ * The compartments rule runs once every compartment is a mapping whose name and selector parsed, even when another
+ * field of a compartment (its budget, say) failed.
+ */
+const compartmentsParsed = {
+  when: ({ value, issues }: z.core.ParsePayload): boolean =>
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    !issues.some((issue) => {
+      const [field, , inner] = issue.path ?? [];
+      return field === 'compartments' && (inner === undefined || inner === 'name' || inner === 'selector');
+    }),
+};
+
 export const DeploymentPolicySpecSchema = z
   .strictObject({
     resetBatchStateOnCompletion: z.boolean().default(true),
@@ -105,7 +122,7 @@ export const DeploymentPolicySpecSchema = z
         });
       } else selectors.set(key, c.name);
     });
-  });
+  }, compartmentsParsed);
 export type DeploymentPolicySpec = z.infer<typeof DeploymentPolicySpecSchema>;
 
 export const POLICY_API_VERSIONS = ['skyhook.nvidia.com/v1alpha1', 'nodewright.nvidia.com/v1alpha1'] as const;

@@ -5,7 +5,7 @@ import { parseQuantity } from '../quantity';
 import { isValidVersion } from '../semver';
 import { parseImageReference } from './image';
 import { EnvVarSchema } from './kube';
-import { describeValue } from './validation-error';
+import { describeValue, whenParsed } from './validation-error';
 
 // One package of a Skyhook/NodeWright spec, with the webhook's per-package rules.
 
@@ -93,6 +93,31 @@ export type Resources = z.infer<typeof ResourcesSchema>;
 
 const CONFIG_KEY = /^[-._a-zA-Z0-9]{1,253}$/;
 
+/**
+ * NodeWright's explicit uninstall of a package (`uninstall.enabled`, `uninstall.apply`). Accepted and carried in the
+ * spec so NodeWright manifests load; Keelson does not act on it yet (docs/manifests.md says what it does instead).
+ */
+export const UninstallSchema = z
+  .strictObject({
+    /** The package ships uninstall scripts. */
+    enabled: z.boolean().default(false),
+    /** Uninstall the package from every node while it stays in the spec, with its env and configMap. */
+    apply: z.boolean().default(false),
+  })
+  .superRefine((u, ctx) => {
+    if (u.apply && !u.enabled) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['apply'],
+        message:
+          'is true but enabled is false: uninstall.apply needs uninstall.enabled true (the package has uninstall scripts)',
+      });
+    }
+  });
+export type Uninstall = z.infer<typeof UninstallSchema>;
+
+// The cross-field rules run each as soon as the fields they read parsed (whenParsed), so a manifest's every error is
+// reported at once.
 export const PackageSchema = z
   .strictObject({
     name: z.string().optional(),
@@ -111,8 +136,11 @@ export const PackageSchema = z
     resources: ResourcesSchema.optional(),
     gracefulShutdown: GracefulShutdownSchema.optional(),
     stageTimeout: StageTimeoutSchema.optional(),
+    uninstall: UninstallSchema.optional(),
   })
   .superRefine((pkg, ctx) => {
+    // A tag is allowed and replaced by the version, as Skyhook does (a warning says so); a digest belongs in
+    // containerSHA, where Keelson pulls by it.
     const image = parseImageReference(pkg.image);
     if ('problem' in image) {
       ctx.addIssue({ code: 'custom', path: ['image'], message: `${JSON.stringify(pkg.image)} ${image.problem}` });
@@ -122,54 +150,56 @@ export const PackageSchema = z
         path: ['image'],
         message: `${JSON.stringify(pkg.image)} has a digest: give the repository in image and the digest in containerSHA`,
       });
-    } else if (image.tag !== undefined && image.tag !== pkg.version) {
+    }
+  }, whenParsed('image'))
+  .superRefine((pkg, ctx) => {
+    if (pkg.agentImageOverride === undefined) return;
+    const agent = parseImageReference(pkg.agentImageOverride);
+    const problem =
+      'problem' in agent ? agent.problem : agent.tag === undefined && agent.digest === undefined ? 'has no tag' : '';
+    if (problem) {
       ctx.addIssue({
         code: 'custom',
-        path: ['image'],
-        message: `${JSON.stringify(pkg.image)} has tag ${JSON.stringify(image.tag)} but version is ${JSON.stringify(pkg.version)}: the tag is always the version, omit it`,
+        path: ['agentImageOverride'],
+        message: `${JSON.stringify(pkg.agentImageOverride)} ${problem} (a full image:tag is required)`,
       });
     }
-    if (pkg.agentImageOverride !== undefined) {
-      const agent = parseImageReference(pkg.agentImageOverride);
-      const problem =
-        'problem' in agent ? agent.problem : agent.tag === undefined && agent.digest === undefined ? 'has no tag' : '';
-      if (problem) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['agentImageOverride'],
-          message: `${JSON.stringify(pkg.agentImageOverride)} ${problem} (a full image:tag is required)`,
-        });
+  }, whenParsed('agentImageOverride'))
+  .superRefine(
+    (pkg, ctx) => {
+      const configKeys = Object.keys(pkg.configMap ?? {});
+      for (const key of configKeys) {
+        if (!CONFIG_KEY.test(key)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['configMap', key],
+            message: `key ${JSON.stringify(key)} is not a valid ConfigMap key (1-253 of letters, digits, '-', '_', '.')`,
+          });
+        }
       }
-    }
-    const configKeys = Object.keys(pkg.configMap ?? {});
-    for (const key of configKeys) {
-      if (!CONFIG_KEY.test(key)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['configMap', key],
-          message: `key ${JSON.stringify(key)} is not a valid ConfigMap key (1-253 of letters, digits, '-', '_', '.')`,
-        });
+      for (const pattern of Object.keys(pkg.configInterrupts ?? {})) {
+        const found = isGlob(pattern) ? configKeys.some((k) => globMatches(pattern, k)) : configKeys.includes(pattern);
+        if (!found) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['configInterrupts', pattern],
+            message: isGlob(pattern)
+              ? `glob ${JSON.stringify(pattern)} matches no configMap key`
+              : `key ${JSON.stringify(pattern)} is not a configMap key`,
+          });
+        }
       }
-    }
-    for (const pattern of Object.keys(pkg.configInterrupts ?? {})) {
-      const found = isGlob(pattern) ? configKeys.some((k) => globMatches(pattern, k)) : configKeys.includes(pattern);
-      if (!found) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['configInterrupts', pattern],
-          message: isGlob(pattern)
-            ? `glob ${JSON.stringify(pattern)} matches no configMap key`
-            : `key ${JSON.stringify(pattern)} is not a configMap key`,
-        });
-      }
-    }
+    },
+    whenParsed('configMap', 'configInterrupts'),
+  )
+  .superRefine((pkg, ctx) => {
     for (const [dep, version] of Object.entries(pkg.dependsOn ?? {})) {
       if (version === '') {
         ctx.addIssue({ code: 'custom', path: ['dependsOn', dep], message: `dependency ${dep} needs a version` });
       }
     }
-  })
-  // The stored image is the repository alone: the tag is always the version (Skyhook strips it the same way).
+  }, whenParsed('dependsOn'))
+  // The stored image is the repository alone: the version is always the tag (Skyhook replaces a tag the same way).
   .transform((pkg) => {
     const image = parseImageReference(pkg.image);
     return { ...pkg, image: 'problem' in image ? pkg.image : image.repository };

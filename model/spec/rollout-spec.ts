@@ -13,7 +13,7 @@ export const DEFAULT_STAGE_TIMEOUT = '1h';
 export const RolloutSpecSchema = z.object({
   name: z.string().min(1),
   kind: z.enum(['Skyhook', 'NodeWright']),
-  /** From the pause annotation of the manifest: the rollout starts paused. */
+  /** From the pause annotation of the manifest, or its spec.pause: the rollout starts paused. */
   paused: z.boolean(),
   /** From the disable annotation of the manifest. */
   disabled: z.boolean(),

@@ -3,7 +3,7 @@ import { findCycle } from '../dependency-graph';
 import { LabelSelectorSchema } from '../label-selector';
 import { TolerationSchema } from './kube';
 import { PACKAGE_NAME_PATTERN, PackageSchema, StageTimeoutSchema } from './package';
-import { describeValue } from './validation-error';
+import { describeValue, whenParsed } from './validation-error';
 
 // The spec of a Skyhook or NodeWright custom resource (§2.1), with the validating webhook's cross-field rules and
 // Keelson's additions: dependsOn cycles are rejected, and a rollout-level default stageTimeout.
@@ -74,10 +74,14 @@ const PackagesSchema = z
     Object.fromEntries(Object.entries(packages).map(([key, pkg]) => [key, { ...pkg, name: key }])),
   );
 
+/** NodeWright's priority ordering across rollouts: per node (its default, and what Keelson does), or fleet-wide. */
+export const SEQUENCING_MODES = ['node', 'all'] as const;
+
 export const SkyhookSpecSchema = z
   .strictObject({
     nodeSelectors: LabelSelectorSchema.default({}),
-    packages: PackagesSchema.default({}),
+    // `packages: null` is how Skyhook's own uninstall test removes every package: no packages, like an empty map.
+    packages: PackagesSchema.nullish().transform((packages) => packages ?? {}),
     priority: z.int().min(1).default(DEFAULT_PRIORITY),
     interruptionBudget: InterruptionBudgetSchema.optional(),
     deploymentPolicy: z.string().default(''),
@@ -87,20 +91,25 @@ export const SkyhookSpecSchema = z
     runtimeRequired: z.boolean().default(false),
     autoTaintNewNodes: z.boolean().default(false),
     serial: z.boolean().default(false),
-    /** Deprecated and ignored since Skyhook v0.8.0 (the pause annotation replaced it); accepted so old manifests load. */
+    /** Starts the rollout paused, as the pause annotation does (Skyhook's operator ignores it; Keelson honours it). */
     pause: z.boolean().default(false),
     stageTimeout: StageTimeoutSchema.optional(),
+    // No default: a spec stored before this field existed must compare equal to the same manifest parsed today.
+    sequencing: z.enum(SEQUENCING_MODES).optional(),
   })
-  .superRefine((spec, ctx) => {
-    const budget = spec.interruptionBudget;
-    if (spec.deploymentPolicy !== '' && budget && (budget.percent != null || budget.count != null)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['interruptionBudget'],
-        message: `is set together with deploymentPolicy ${JSON.stringify(spec.deploymentPolicy)}: use one or the other`,
-      });
-    }
-  });
+  .superRefine(
+    (spec, ctx) => {
+      const budget = spec.interruptionBudget;
+      if (spec.deploymentPolicy !== '' && budget && (budget.percent != null || budget.count != null)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['interruptionBudget'],
+          message: `is set together with deploymentPolicy ${JSON.stringify(spec.deploymentPolicy)}: use one or the other`,
+        });
+      }
+    },
+    whenParsed('deploymentPolicy', 'interruptionBudget'),
+  );
 export type SkyhookSpec = z.infer<typeof SkyhookSpecSchema>;
 export type Package = SkyhookSpec['packages'][string];
 
@@ -125,13 +134,16 @@ export const SkyhookManifestSchema = z
     }),
     spec: SkyhookSpecSchema,
   })
-  .superRefine((m, ctx) => {
-    if (ROLLOUT_KINDS[m.kind] !== m.apiVersion) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['apiVersion'],
-        message: `${JSON.stringify(m.apiVersion)} does not serve kind ${m.kind}: use ${ROLLOUT_KINDS[m.kind]}`,
-      });
-    }
-  });
+  .superRefine(
+    (m, ctx) => {
+      if (ROLLOUT_KINDS[m.kind] !== m.apiVersion) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['apiVersion'],
+          message: `${JSON.stringify(m.apiVersion)} does not serve kind ${m.kind}: use ${ROLLOUT_KINDS[m.kind]}`,
+        });
+      }
+    },
+    whenParsed('apiVersion', 'kind'),
+  );
 export type SkyhookManifest = z.infer<typeof SkyhookManifestSchema>;

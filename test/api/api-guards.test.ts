@@ -85,7 +85,9 @@ describe('validation: 400 with field paths', () => {
     expect(badName.body.errors[0].path).toBe('params.name');
     const extra = await call('POST', '/v1/rollouts/x/pause', { reason: 'r', sudo: true });
     expect(extra.status).toBe(400);
-    expect(extra.body.errors).toEqual([{ path: 'body', message: 'unknown field "sudo"' }]);
+    expect(extra.body.errors).toEqual([
+      { path: 'body.sudo', message: 'unknown field; the fields here are reason, actor' },
+    ]);
     const reset = await call('POST', '/v1/nodes/node-001/reset', { rollout: 7 });
     expect(reset.status).toBe(400);
     expect(reset.body.errors).toEqual([{ path: 'body.rollout', message: 'expected string, got 7' }]);

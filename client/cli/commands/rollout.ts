@@ -1,8 +1,15 @@
-import { readFile } from 'node:fs/promises';
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
-import { rolloutFromBody } from '../../api/manifest-body';
 import { ApiClient } from '../../lib/http-client';
+import {
+  collectFiles,
+  FILE_FLAGS,
+  FILE_HELP,
+  loadManifests,
+  printFindings,
+  requestDocuments,
+  type Manifests,
+} from './manifests';
 import { EXIT, printJson, run, table } from './output';
 import { follow, nodeTable, summaryLine, type StatusBody } from './progress';
 
@@ -40,16 +47,34 @@ export function ttyProgress(): boolean {
   return mode === 'tty' ? true : mode === 'plain' ? false : process.stdout.isTTY === true;
 }
 
-async function manifestText(file: string): Promise<string | undefined> {
+/**
+ * The rollouts of the `-f` manifests, or undefined once every error has been printed. Validated here, with the model
+ * code the API runs, so that nothing is applied while any document is bad; the API validates each request again.
+ * Warnings are `keelson validate`'s to print.
+ */
+async function validManifests(files: readonly string[]): Promise<Manifests | undefined> {
+  const manifests = await loadManifests(files);
+  if (manifests.errors.length === 0) return manifests;
+  printFindings({ errors: manifests.errors, warnings: [] });
+  return undefined;
+}
+
+type Applied = Ref & { action: string; generation?: number };
+
+/** Starts the rollout, or updates the running one of that name when its spec differs (the API's 409). */
+async function applyOne(client: ApiClient, name: string, documents: unknown[]): Promise<Applied> {
   try {
-    return await readFile(file, 'utf8');
+    const { body } = await client.request<Ref & { created: boolean }>('POST', '/v1/rollouts', { json: documents });
+    return { ...body, action: body.created ? 'created' : 'unchanged' };
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    process.stderr.write(
-      `${file}: ${code === 'ENOENT' ? 'no such file' : `cannot be read (${code ?? String(err)})`}\n`,
-    );
-    return undefined;
+    if ((err as { status?: number }).status !== 409) throw err;
   }
+  const { body } = await client.request<Ref & { changed: boolean; generation: number }>(
+    'PUT',
+    `/v1/rollouts/${encodeURIComponent(name)}`,
+    { json: documents },
+  );
+  return { ...body, action: body.changed ? 'updated' : 'unchanged' };
 }
 
 interface FollowFlags {
@@ -69,17 +94,28 @@ export function registerRollout(program: Command): void {
 
   rollout
     .command('start')
-    .description('Start a rollout from a manifest file; the same manifest again is a no-op')
-    .requiredOption('-f, --file <file>', 'manifest file (YAML or JSON): one rollout and the policies it names')
+    .description('Start a rollout from manifests; the same manifest again is a no-op')
+    .requiredOption(FILE_FLAGS, `${FILE_HELP}; together they hold one rollout and the policy it names`, collectFiles)
     .option('--wait', 'show progress until the rollout completes (exit 0) or ends erroring (exit 1)')
     .option('--timeout <seconds>', 'longest --wait', seconds('--timeout'), 3600)
     .option('--interval <seconds>', 'poll period of --wait', seconds('--interval'), 1)
     .option('--json', 'print the API answer as JSON')
-    .action((o: { file: string; wait?: boolean; json?: boolean } & FollowFlags) =>
+    .action((o: { file: string[]; wait?: boolean; json?: boolean } & FollowFlags) =>
       run(async () => {
-        const text = await manifestText(o.file);
-        if (text === undefined) return EXIT.failed;
-        const { body } = await api().request<Ref & { created: boolean }>('POST', '/v1/rollouts', { yaml: text });
+        const manifests = await validManifests(o.file);
+        if (!manifests) return EXIT.failed;
+        const [one, ...more] = manifests.rollouts;
+        if (!one || more.length > 0) {
+          const names = manifests.rollouts.map((r) => r.name).join(', ');
+          process.stderr.write(
+            `${o.file.join(', ')}: holds ${manifests.rollouts.length} rollouts (${names}); rollout start takes one, ` +
+              'rollout apply several\n',
+          );
+          return EXIT.failed;
+        }
+        const { body } = await api().request<Ref & { created: boolean }>('POST', '/v1/rollouts', {
+          json: requestDocuments(manifests.documents, one),
+        });
         if (o.json) printJson(body);
         else {
           process.stdout.write(
@@ -93,35 +129,29 @@ export function registerRollout(program: Command): void {
 
   rollout
     .command('apply')
-    .description('Start a rollout, or update the spec of the running rollout of that name')
-    .requiredOption('-f, --file <file>', 'manifest file (YAML or JSON)')
-    .option('--json', 'print the API answer as JSON')
-    .action((o: { file: string; json?: boolean }) =>
+    .description('Start each rollout of the manifests, or update the spec of the running rollout of that name')
+    .requiredOption(FILE_FLAGS, FILE_HELP, collectFiles)
+    .option('--json', 'print the API answer as JSON (a list of them for several rollouts)')
+    .action((o: { file: string[]; json?: boolean }) =>
       run(async () => {
-        const text = await manifestText(o.file);
-        if (text === undefined) return EXIT.failed;
+        const manifests = await validManifests(o.file);
+        if (!manifests) return EXIT.failed;
         const client = api();
-        let result: Ref & { action: string; generation?: number };
+        const done: Applied[] = [];
         try {
-          const { body } = await client.request<Ref & { created: boolean }>('POST', '/v1/rollouts', { yaml: text });
-          result = { ...body, action: body.created ? 'created' : 'unchanged' };
-        } catch (err) {
-          if ((err as { status?: number }).status !== 409) throw err;
-          // The API validated the manifest before answering 409, so it parses here.
-          const name = rolloutFromBody(text).name;
-          const { body } = await client.request<Ref & { changed: boolean; generation: number }>(
-            'PUT',
-            `/v1/rollouts/${encodeURIComponent(name)}`,
-            { yaml: text },
-          );
-          result = { ...body, action: body.changed ? 'updated' : 'unchanged' };
-        }
-        if (o.json) printJson(result);
-        else {
-          const gen = result.generation !== undefined ? ` (generation ${result.generation})` : '';
-          process.stdout.write(
-            `rollout ${result.name} ${result.action}${gen}: ${result.workflowId}\n  Temporal UI: ${result.links.rollout}\n`,
-          );
+          for (const r of manifests.rollouts) {
+            const result = await applyOne(client, r.name, requestDocuments(manifests.documents, r));
+            done.push(result);
+            if (!o.json) {
+              const gen = result.generation !== undefined ? ` (generation ${result.generation})` : '';
+              process.stdout.write(
+                `rollout ${result.name} ${result.action}${gen}: ${result.workflowId}\n  Temporal UI: ${result.links.rollout}\n`,
+              );
+            }
+          }
+        } finally {
+          // What was applied before a failure is printed too; the failure then sets the exit code.
+          if (o.json && done.length > 0) printJson(manifests.rollouts.length === 1 ? done[0] : done);
         }
         return EXIT.ok;
       }),

@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
-import { parseRolloutDocuments, type RolloutSpec } from '../../../model';
-import { readManifestFile } from '../../manifest-file';
+import type { RolloutSpec } from '../../../model';
+import { collectFiles, FILE_FLAGS, FILE_HELP, loadManifests, printFindings } from './manifests';
+import { printJson } from './output';
 
-// `keelson validate -f FILE`: the webhook's checks (and Keelson's) without a cluster. Exit 0 with one summary line
-// per rollout, or exit 1 with one `path: message` line per error on stderr.
+// `keelson validate -f PATH...`: the webhook's checks (and Keelson's) without a cluster. Exit 0 with one summary line
+// per rollout, or exit 1 with every error at once, one `path: message` line each on stderr; warnings never fail.
+// `--json` prints all of it as one object on stdout, for CI.
 
 function summary(rollout: RolloutSpec): string {
   const packages = Object.values(rollout.spec.packages)
@@ -23,35 +25,30 @@ function summary(rollout: RolloutSpec): string {
   );
 }
 
-export async function validateFile(file: string): Promise<number> {
-  const read = await readManifestFile(file);
-  if ('problem' in read) {
-    process.stderr.write(`${file}: ${read.problem}\n`);
-    return 1;
+async function validate(files: readonly string[], json: boolean): Promise<number> {
+  const { rollouts, errors, warnings } = await loadManifests(files);
+  const valid = errors.length === 0;
+  if (json) {
+    printJson({
+      valid,
+      rollouts: valid ? rollouts.map((r) => ({ kind: r.kind, name: r.name, summary: summary(r) })) : [],
+      errors,
+      warnings,
+    });
+  } else {
+    printFindings({ errors, warnings });
+    if (valid) for (const r of rollouts) process.stdout.write(`${summary(r)}\n`);
   }
-  const { rollouts, errors, recognized } = parseRolloutDocuments(read.documents);
-  if (recognized === 0) {
-    process.stderr.write(`${file}: holds no rollout (no Skyhook, NodeWright or DeploymentPolicy document)\n`);
-    return 1;
-  }
-  if (errors.length > 0) {
-    for (const e of errors) process.stderr.write(`${e.path}: ${e.message}\n`);
-    return 1;
-  }
-  if (rollouts.length === 0) {
-    process.stderr.write(`${file}: holds no rollout (no Skyhook or NodeWright document)\n`);
-    return 1;
-  }
-  for (const r of rollouts) process.stdout.write(`${summary(r)}\n`);
-  return 0;
+  return valid ? 0 : 1;
 }
 
 export function registerValidate(program: Command): void {
   program
     .command('validate')
-    .description('Check a Skyhook, NodeWright or DeploymentPolicy manifest file without a cluster')
-    .requiredOption('-f, --file <file>', 'manifest file (YAML or JSON, one or many documents)')
-    .action(async (opts: { file: string }) => {
-      process.exitCode = await validateFile(opts.file);
+    .description('Check Skyhook, NodeWright and DeploymentPolicy manifests without a cluster')
+    .requiredOption(FILE_FLAGS, FILE_HELP, collectFiles)
+    .option('--json', 'print {valid, rollouts, errors, warnings} as JSON on stdout')
+    .action(async (opts: { file: string[]; json?: boolean }) => {
+      process.exitCode = await validate(opts.file, opts.json === true);
     });
 }
