@@ -203,6 +203,8 @@ export class Fleet {
   /**
    * Fake kwok nodes of this fleet alone (`<cluster>-NNN`, from deploy/dev/nodes.ts fakeNode), labelled for its
    * selector, Ready before it returns. Shared nodes (node-000...) would mix in other users' pods, drains and PDBs.
+   * Without the shared nodes' pool, zone and role labels: suites running beside a fault test select by them, and
+   * must not see its nodes reboot.
    */
   async createNodes(count: number, timeoutMs = 180_000): Promise<string[]> {
     const names: string[] = [];
@@ -215,7 +217,12 @@ export class Fleet {
           metadata: {
             ...base.metadata,
             name,
-            labels: { ...base.metadata!.labels, 'kubernetes.io/hostname': name, [BENCH_LABEL]: this.cluster },
+            labels: {
+              'kubernetes.io/hostname': name,
+              'kubernetes.io/os': 'linux',
+              'kubernetes.io/arch': 'amd64',
+              [BENCH_LABEL]: this.cluster,
+            },
           },
         },
       });
