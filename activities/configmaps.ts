@@ -1,5 +1,12 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { KEELSON_PREFIX, packageConfigMapName, safeLabelValue, type JobContext, type Package } from '../model';
+import {
+  KEELSON_PREFIX,
+  NODE_METADATA_FILES,
+  packageConfigMapName,
+  safeLabelValue,
+  type JobContext,
+  type Package,
+} from '../model';
 import { applyPatch, type Clients } from './clients';
 import { kube } from './kube-errors';
 
@@ -49,9 +56,9 @@ export async function upsertStageConfigMaps(
       labels: { ...labels, [`${KEELSON_PREFIX}node`]: safeLabelValue(ctx.node) },
     },
     data: {
-      'labels.json': JSON.stringify(node.metadata?.labels ?? {}),
-      'annotations.json': JSON.stringify(node.metadata?.annotations ?? {}),
-      'packages.json': JSON.stringify({ agentVersion, packages }),
+      [NODE_METADATA_FILES.labels]: JSON.stringify(node.metadata?.labels ?? {}),
+      [NODE_METADATA_FILES.annotations]: JSON.stringify(node.metadata?.annotations ?? {}),
+      [NODE_METADATA_FILES.packages]: JSON.stringify({ agentVersion, packages }),
     },
   });
   if (Object.keys(pkg.configMap ?? {}).length > 0) {

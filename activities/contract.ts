@@ -1,6 +1,7 @@
 // The activities the workflows call, as types only: workflows import this file with `import type`, the
 // Kubernetes implementation (activities/index.ts, createActivities) satisfies it, and workflow tests supply fakes.
 import type { Interrupt, LabelSelector, NodeState, Package, RolloutKind, Stage, Status, Toleration } from '../model';
+import type { Taint } from '../model/taints';
 
 /** Identifies the rollout a piece of work belongs to, and where its metadata lives on Nodes and Jobs. */
 export interface RolloutRef {
@@ -99,9 +100,17 @@ export interface NodeTimeouts {
   defaultStageTimeoutSeconds?: number;
 }
 
+/** The worker's settings a new rollout reads once, at its start. Absent fields: rollouts recorded before them. */
+export interface RolloutWorkerSettings extends NodeTimeouts {
+  /** The taint a runtime-required rollout tolerates when it picks nodes and removes from the nodes it finishes. */
+  runtimeRequiredTaint?: Taint;
+  /** The node metadata key prefix (the ignore label's too); absent: by the rollout's kind. */
+  keyPrefix?: string;
+}
+
 export interface KeelsonActivities {
-  /** The worker's settings for the interrupt flow, read once by each new rollout. */
-  nodeTimeouts(): Promise<NodeTimeouts>;
+  /** The worker's settings for rollouts (interrupt flow, runtime-required taint, key prefix), read once by each. */
+  nodeTimeouts(): Promise<RolloutWorkerSettings>;
   /** Create or adopt the stage Job and wait for its end; cancelling leaves the Job in place. */
   runStage(input: RunStageInput): Promise<StageResult>;
   /** Create or adopt the merged interrupt Job once no package workload runs on the node (G2), and wait for it. */

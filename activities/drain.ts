@@ -5,6 +5,7 @@ import type { Clients } from './clients';
 import { classifyKubeError, kube, kubeCode } from './kube-errors';
 import type { ActivitySettings } from './settings';
 import { isPackageWorkload } from './workloads';
+import { FAILURE_TYPES } from '../model/failure-types';
 
 // Drain through the Eviction API (§3.5): PodDisruptionBudgets are respected (a 429 is retried with backoff until
 // the drain timeout), DaemonSet pods, mirror pods and package pods are skipped, and the drain waits until the
@@ -23,7 +24,7 @@ const podName = (p: V1Pod) => `${p.metadata?.namespace}/${p.metadata?.name}`;
 
 export function drainTimeout(node: string, blocking: string[], seconds: number): ApplicationFailure {
   return ApplicationFailure.create({
-    type: 'DrainTimeout',
+    type: FAILURE_TYPES.drainTimeout,
     nonRetryable: true,
     message: `drain of node ${node} timed out after ${seconds}s; still on the node: ${blocking.join(', ')}`,
     details: [{ node, blocking }],

@@ -13,9 +13,9 @@ import { waitForReboot } from './reboot';
 import type { ActivityDeps, ActivitySettings } from './settings';
 import { stageJobActivities } from './stage-jobs';
 import { WorkloadInformer } from './workload-informer';
+import { FAILURE_TYPES } from '../model/failure-types';
 
 export type { ActivityDeps, ActivitySettings } from './settings';
-export { DEFAULT_LEGACY_PREFIXES } from './settings';
 
 /** What the activities report to, when the worker hands a metrics registry in (workers/metrics.ts implements it). */
 export interface ActivityMetrics {
@@ -79,7 +79,8 @@ export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetric
         for (const job of input.deleteJobs ?? []) await stageJobs.deleteStageJob(job);
         return out;
       } catch (err) {
-        if ((err as { type?: string }).type === 'ForeignNodeStateWrite') metrics?.nodeStateConflict(input.rollout);
+        if ((err as { type?: string }).type === FAILURE_TYPES.foreignNodeStateWrite)
+          metrics?.nodeStateConflict(input.rollout);
         throw err;
       }
     },
@@ -89,7 +90,11 @@ export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetric
     uncordon: (input) => uncordon(clients, prefix, input),
     waitForProtectedPods: (input) => waitForProtectedPods(clients, settings, input),
     drain: (input) => drain(clients, settings, input),
-    nodeTimeouts: async () => settings.nodeTimeouts,
+    nodeTimeouts: async () => ({
+      ...settings.nodeTimeouts,
+      ...(settings.runtimeRequiredTaint && { runtimeRequiredTaint: settings.runtimeRequiredTaint }),
+      ...(prefix !== undefined && { keyPrefix: prefix }),
+    }),
     waitForReboot: (input) => waitForReboot(clients, settings, input),
     removeTaint: (input) => removeTaint(clients, input),
     listNodes: ({ selector }) => listNodes(clients, selector),

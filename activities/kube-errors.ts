@@ -1,5 +1,6 @@
 import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
+import { FAILURE_TYPES } from '../model/failure-types';
 
 // Error classification for every Kubernetes call: what Temporal should retry and what it must not.
 // - 5xx, 429, network errors: a plain (retryable) KubeError; the activity's retry policy retries it.
@@ -58,7 +59,7 @@ export function classifyKubeError(err: unknown, verb: string, resource: string):
   const message = status.message ?? err.message;
   if (err.code === 403) {
     return ApplicationFailure.create({
-      type: 'KubeForbidden',
+      type: FAILURE_TYPES.kubeForbidden,
       nonRetryable: true,
       message: `forbidden: Keelson may not ${verb} ${resource} (grant it in the worker's RBAC): ${message}`,
     });
@@ -67,7 +68,7 @@ export function classifyKubeError(err: unknown, verb: string, resource: string):
     const fields = (status.details?.causes ?? []).map((c) => c.field).filter((f): f is string => !!f);
     const named = fields.length > 0 ? `field ${[...new Set(fields)].join(', ')}` : 'a field';
     return ApplicationFailure.create({
-      type: 'KubeInvalid',
+      type: FAILURE_TYPES.kubeInvalid,
       nonRetryable: true,
       message: `invalid ${resource} (${verb}): ${named} rejected: ${message}`,
       details: [fields],

@@ -6,6 +6,7 @@ import type { NodeFacts, RolloutRef, WriteNodeStateInput } from './contract';
 import { jsonPatch, pointer, strategicPatch, type Clients } from './clients';
 import { classifyKubeError, kube, kubeCode } from './kube-errors';
 import { nodeFacts, readNodeObject } from './nodes';
+import { FAILURE_TYPES } from '../model/failure-types';
 
 // Node state (G1): the whole nodeState_<rollout> value written as ONE JSON Patch that first tests the annotation
 // still holds what Keelson last wrote (or is absent on the first write), then replaces it, with the status
@@ -79,7 +80,7 @@ export async function writeNodeState(
       const found = current === null ? 'no value' : JSON.stringify(current.slice(0, 300));
       const expected = input.previous === null ? 'no value' : 'the value Keelson last wrote';
       throw ApplicationFailure.create({
-        type: 'ForeignNodeStateWrite',
+        type: FAILURE_TYPES.foreignNodeStateWrite,
         nonRetryable: true,
         message: `node ${input.node}: annotation ${keys.nodeState} was changed by another writer (expected ${expected}, found ${found}); Keelson does not merge`,
         details: [{ node: input.node, annotation: keys.nodeState, found: current }],

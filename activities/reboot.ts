@@ -5,6 +5,7 @@ import type { Clients } from './clients';
 import { isReady } from './nodes';
 import type { ActivitySettings } from './settings';
 import { ChangeSignal, WatchCache } from './watch-cache';
+import { FAILURE_TYPES } from '../model/failure-types';
 
 // A reboot is seen as a new status.nodeInfo.bootID, then Ready again (§3.8: Skyhook's nodeBootIds).
 
@@ -38,7 +39,7 @@ export async function waitForReboot(
       const left = deadline - Date.now();
       if (left <= 0) {
         throw ApplicationFailure.create({
-          type: 'RebootTimeout',
+          type: FAILURE_TYPES.rebootTimeout,
           nonRetryable: true,
           message: `node ${input.node} did not come back from its reboot within ${input.timeoutSeconds}s: ${status}`,
           details: [{ node: input.node, previousBootId: input.previousBootId, bootId }],

@@ -1,5 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
+import type { Taint } from '../model/taints';
 import type { NodeTimeouts } from './contract';
 import type { WorkloadInformer } from './workload-informer';
 
@@ -31,8 +32,8 @@ export interface ActivitySettings {
   copyDirRoot: string;
   agentLogRoot: string;
   imagePullSecret?: string;
-  /** `key=value:Effect` of the runtime-required taint, tolerated by stage pods. */
-  runtimeRequiredTaint?: string;
+  /** The runtime-required taint: tolerated by stage pods, removed by rollouts from the nodes they finish. */
+  runtimeRequiredTaint?: Taint;
   /** Heartbeat and re-evaluation period of waits. */
   pollSeconds: number;
   /** Interrupt-flow timeouts and drain policy that new rollouts take from this worker. */
@@ -47,5 +48,3 @@ export interface ActivityDeps {
   temporal?: Client;
   settings: ActivitySettings;
 }
-
-export const DEFAULT_LEGACY_PREFIXES = ['skyhook.nvidia.com/', 'nodewright.nvidia.com/'] as const;

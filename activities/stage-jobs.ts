@@ -9,6 +9,7 @@ import {
   type Package,
   type Toleration,
 } from '../model';
+import { taintToleration } from '../model/taints';
 import type { FinishedStageJob, KeelsonActivities, RolloutRef, RunStageInput, StageResult } from './contract';
 import { heartbeat, pause, throwIfCancelled } from './activity-context';
 import { findAdoptable, type StageIdentity } from './adoption';
@@ -17,22 +18,14 @@ import { upsertStageConfigMaps } from './configmaps';
 import { waitForJob, waitForRawPod, type StageHeartbeat, type WaitContext } from './job-watch';
 import { classifyKubeError, isConflict, isNotFound, kube, kubeOptional, KubeError } from './kube-errors';
 import { isStaleRun } from './workloads';
+import { FAILURE_TYPES } from '../model/failure-types';
 
 // Stage Jobs (§3): created under a deterministic name, or adopted (G2); waited on by watch; their deadline patched
 // (G4), suspended and resumed (G5), deleted only when the workflow has recorded the outcome (G3).
 
-/** The runtime-required taint `key=value:Effect` as the toleration stage pods carry. */
-export function taintToleration(taint: string | undefined): Toleration | undefined {
-  const m = taint ? /^([^=:]+)(?:=([^:]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$/.exec(taint) : null;
-  if (!m) return undefined;
-  return m[2] !== undefined
-    ? { key: m[1], operator: 'Equal', value: m[2], effect: m[3] as Toleration['effect'] }
-    : { key: m[1], operator: 'Exists', effect: m[3] as Toleration['effect'] };
-}
-
 /** Bad activity input (a caller's bug): retrying cannot help. */
 function invalidInput(message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: 'InvalidActivityInput', nonRetryable: true, message });
+  return ApplicationFailure.create({ type: FAILURE_TYPES.invalidActivityInput, nonRetryable: true, message });
 }
 
 export function jobContext(
@@ -54,9 +47,7 @@ export function jobContext(
     agentLogRoot: s.agentLogRoot,
     ...(s.imagePullSecret && { imagePullSecret: s.imagePullSecret }),
     additionalTolerations: input.additionalTolerations,
-    ...(taintToleration(s.runtimeRequiredTaint) && {
-      runtimeRequiredToleration: taintToleration(s.runtimeRequiredTaint),
-    }),
+    ...(s.runtimeRequiredTaint && { runtimeRequiredToleration: taintToleration(s.runtimeRequiredTaint) }),
     nodeMetadataConfigMap: safeName(253, input.rollout, input.node, 'metadata'),
     backoffLimit: s.backoffLimit,
     activeDeadlineSeconds: input.timeoutSeconds,

@@ -1,4 +1,6 @@
 // The pure domain core: imported by workflows, activities and the client alike.
+export * from './wire';
+export * from './workflow-ids';
 export * from './semver';
 export * from './duration';
 export * from './quantity';

@@ -4,6 +4,7 @@ import { parseDurationMs } from './duration';
 import type { Interrupt } from './spec/package';
 import type { EnvVar, Toleration } from './spec/kube';
 import type { Package } from './spec/skyhook';
+import { AGENT_ENV, NODE_METADATA_MOUNT, PACKAGE_CONFIG_MOUNT, PACKAGE_COPY_COMMAND } from './wire';
 
 // Stage and interrupt Jobs (§3.1, as NodeWright runs them, §9): deterministic names, and the Job objects as plain
 // JSON, so activities create or adopt them and tests compare them without a Kubernetes client.
@@ -132,11 +133,11 @@ function copyDir(ctx: JobContext, pkg: Package): string {
 
 function agentEnv(ctx: JobContext, pkg: Package): EnvVar[] {
   return [
-    { name: 'SKYHOOK_LOG_DIR', value: `${ctx.agentLogRoot}/${ctx.rollout}` },
-    { name: 'SKYHOOK_ROOT_DIR', value: `${ctx.copyDirRoot}/${ctx.rollout}` },
-    { name: 'COPY_RESOLV', value: 'false' },
+    { name: AGENT_ENV.logDir, value: `${ctx.agentLogRoot}/${ctx.rollout}` },
+    { name: AGENT_ENV.rootDir, value: `${ctx.copyDirRoot}/${ctx.rollout}` },
+    { name: AGENT_ENV.copyResolv, value: 'false' },
     {
-      name: 'SKYHOOK_RESOURCE_ID',
+      name: AGENT_ENV.resourceId,
       // The agent keeps per-resource flags of the steps done: a run of its own (a rerun) must not find the last one's.
       value: `${ctx.rollout}-${ctx.rolloutUid}-${ctx.generation}${ctx.runId ? `-${ctx.runId}` : ''}_${pkg.name}_${pkg.version}`,
     },
@@ -144,8 +145,8 @@ function agentEnv(ctx: JobContext, pkg: Package): EnvVar[] {
 }
 
 const ROOT_MOUNT = { name: 'root-mount', mountPath: '/root', mountPropagation: 'HostToContainer' as const };
-const METADATA_MOUNT = { name: 'metadata', mountPath: '/skyhook-package/node-metadata' };
-const CONFIG_MOUNT = { name: 'package-config', mountPath: '/skyhook-package/configmaps' };
+const METADATA_MOUNT = { name: 'metadata', mountPath: NODE_METADATA_MOUNT };
+const CONFIG_MOUNT = { name: 'package-config', mountPath: PACKAGE_CONFIG_MOUNT };
 
 function labels(ctx: JobContext, key: Omit<StageJobKey, 'node' | 'rollout'>): Record<string, string> {
   return {
@@ -280,8 +281,8 @@ export function buildStageJob(ctx: JobContext, pkg: Package, stage: Exclude<Stag
     {
       initContainers: [
         container(`${pkg.name}-init`, packageImage, 'Always', {
-          command: ['/bin/sh', '-c', 'mkdir -p /root/${SKYHOOK_DIR} && cp -r /skyhook-package/* /root/${SKYHOOK_DIR}'],
-          env: [...env, { name: 'SKYHOOK_DIR', value: dir }],
+          command: PACKAGE_COPY_COMMAND,
+          env: [...env, { name: AGENT_ENV.packageDir, value: dir }],
         }),
         container(`${pkg.name}-${stage}`, agent, 'IfNotPresent', { args: [stage, '/root', dir] }),
       ],

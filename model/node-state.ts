@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { describeValue, formatPath } from './spec/validation-error';
+import { DEFAULT_KEY_PREFIX } from './wire';
 
 // The nodeState_<rollout> annotation (§4): JSON keyed `name|version`, in the format Skyhook and NodeWright write,
 // plus Keelson's attempts and lastError. Decoding never throws: a malformed annotation is a typed error.
-
-export const DEFAULT_KEY_PREFIX = 'skyhook.nvidia.com/';
 
 export const STAGES = ['uninstall', 'upgrade', 'apply', 'config', 'interrupt', 'post-interrupt'] as const;
 export const StageSchema = z.enum(STAGES);

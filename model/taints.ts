@@ -19,3 +19,22 @@ export function tolerates(t: Toleration, taint: Taint): boolean {
 export function untoleratedTaint(taints: readonly Taint[], tolerations: readonly Toleration[]): Taint | undefined {
   return taints.find((taint) => !tolerations.some((t) => tolerates(t, taint)));
 }
+
+/** A taint written `key[=value]:Effect`, as the worker's settings give it, or undefined when the text is not one. */
+export function parseTaint(text: string): Taint | undefined {
+  const m = /^([^=:\s]+)(?:=([^:\s]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$/.exec(text);
+  if (!m) return undefined;
+  return { key: m[1]!, ...(m[2] !== undefined && { value: m[2] }), effect: m[3]! };
+}
+
+/** The toleration of exactly this taint. */
+export function taintToleration(taint: Taint): Toleration {
+  const effect = taint.effect as Toleration['effect'];
+  return taint.value !== undefined
+    ? { key: taint.key, operator: 'Equal', value: taint.value, effect }
+    : { key: taint.key, operator: 'Exists', effect };
+}
+
+export function sameTaint(a: Taint, b: Taint): boolean {
+  return a.key === b.key && a.effect === b.effect && (a.value ?? '') === (b.value ?? '');
+}

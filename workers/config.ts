@@ -1,7 +1,13 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import type { ActivitySettings } from '../activities/settings';
-import { DEFAULT_LEGACY_PREFIXES } from '../activities/settings';
+import {
+  DEFAULT_AGENT_LOG_ROOT,
+  DEFAULT_COPY_DIR_ROOT,
+  OPERATOR_KEY_PREFIXES,
+  RUNTIME_REQUIRED_TAINT,
+} from '../model/wire';
+import { parseTaint } from '../model/taints';
 
 // Every worker knob, in ONE schema read from the environment (G9). A bad value stops start-up with a message that
 // names the setting, the value given and what is allowed. The docs' settings table is generated from `describe`.
@@ -63,10 +69,10 @@ export const WorkerConfigSchema = z
       .describe('Skyhook/NodeWright agent image'),
     KEELSON_KEY_PREFIX: prefix
       .optional()
-      .describe('node-state key prefix; unset: by kind (skyhook.nvidia.com/ or nodewright.nvidia.com/)'),
+      .describe(`node-state key prefix; unset: by kind (${OPERATOR_KEY_PREFIXES.join(' or ')})`),
     KEELSON_LEGACY_PREFIXES: z
       .string()
-      .default(DEFAULT_LEGACY_PREFIXES.join(','))
+      .default(OPERATOR_KEY_PREFIXES.join(','))
       .transform((s) =>
         s
           .split(',')
@@ -106,19 +112,19 @@ export const WorkerConfigSchema = z
     KEELSON_COPY_DIR_ROOT: z
       .string()
       .startsWith('/', 'must be an absolute path')
-      .default('/var/lib/skyhook')
+      .default(DEFAULT_COPY_DIR_ROOT)
       .describe('host directory packages are copied to'),
     KEELSON_AGENT_LOG_ROOT: z
       .string()
       .startsWith('/', 'must be an absolute path')
-      .default('/var/log/skyhook')
+      .default(DEFAULT_AGENT_LOG_ROOT)
       .describe('host directory of agent logs'),
     KEELSON_IMAGE_PULL_SECRET: z.string().min(1).optional().describe('image pull secret of stage pods'),
     KEELSON_RUNTIME_REQUIRED_TAINT: z
       .string()
-      .regex(/^[^=:\s]+(=[^:\s]*)?:(NoSchedule|PreferNoSchedule|NoExecute)$/, 'must be key[=value]:Effect')
-      .default('skyhook.nvidia.com=runtime-required:NoSchedule')
-      .describe('runtime-required taint, tolerated by stage pods'),
+      .refine((text) => parseTaint(text) !== undefined, 'must be key[=value]:Effect')
+      .default(RUNTIME_REQUIRED_TAINT)
+      .describe('runtime-required taint: tolerated by stage pods, removed by the rollout once a node is done'),
     KEELSON_POLL_SECONDS: seconds(1, 10, 5).describe(
       'heartbeat and re-check period of waits (at most half the 20 s heartbeat timeout)',
     ),
@@ -234,7 +240,7 @@ export function activitySettings(config: WorkerConfig): ActivitySettings {
     copyDirRoot: config.KEELSON_COPY_DIR_ROOT,
     agentLogRoot: config.KEELSON_AGENT_LOG_ROOT,
     imagePullSecret: config.KEELSON_IMAGE_PULL_SECRET,
-    runtimeRequiredTaint: config.KEELSON_RUNTIME_REQUIRED_TAINT,
+    runtimeRequiredTaint: parseTaint(config.KEELSON_RUNTIME_REQUIRED_TAINT),
     pollSeconds: config.KEELSON_POLL_SECONDS,
     nodeTimeouts: {
       protectedPodsTimeoutSeconds: config.KEELSON_PROTECTED_POD_WAIT_SECONDS,

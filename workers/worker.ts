@@ -6,7 +6,7 @@ import { NativeConnection, Runtime, Worker, type NativeConnectionOptions } from 
 import { createActivities, workloadInformer } from '../activities';
 import { makeClients, type Clients } from '../activities/clients';
 import { checkKubernetes } from '../activities/server-version';
-import { KEELSON_PREFIX } from '../model';
+import { KEELSON_PREFIX, workflowIdPrefix } from '../model';
 import { QUERY_TIMEOUT_MS, statusQuery, type RolloutStatusView } from '../workflows/messages';
 import { activitySettings, ConfigError, loadConfig, type WorkerConfig } from './config';
 import { KeelsonMetrics, serveMetrics, type GaugeSources } from './metrics';
@@ -45,7 +45,7 @@ export function temporalConnectionOptions(config: WorkerConfig): NativeConnectio
 
 /** The scrape-time sources of the gauges: running rollout workflows' status queries, and Keelson's Jobs. */
 export function gaugeSources(config: WorkerConfig, temporal: Client, clients: Clients): GaugeSources {
-  const idPrefix = `keelson/${config.KEELSON_CLUSTER}/rollout/`;
+  const idPrefix = workflowIdPrefix(config.KEELSON_CLUSTER, 'rollout');
   return {
     async rollouts(): Promise<RolloutStatusView[]> {
       const views: RolloutStatusView[] = [];

@@ -5,14 +5,6 @@ import type { BatchState, NodeState, RolloutSpec, Stage, Status } from '../model
 // Every message of the node and rollout workflows, defined once: the workflows set handlers for them and the client
 // sends them. This module imports only @temporalio/workflow and model types, so any side may import it.
 
-export function nodeWorkflowId(cluster: string, node: string): string {
-  return `keelson/${cluster}/node/${node}`;
-}
-
-export function rolloutWorkflowId(cluster: string, rollout: string): string {
-  return `keelson/${cluster}/rollout/${rollout}`;
-}
-
 /** Who asked for a pause, resume, disable or enable, and why: kept in history and shown in the UI. */
 export interface Actor {
   actor: string;

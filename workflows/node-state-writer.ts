@@ -12,8 +12,10 @@ import {
 import type { FinishedStageJob, KeelsonActivities, RolloutRef, WriteNodeStateInput } from '../activities/contract';
 import { SHORT_CALL_TIMEOUT } from './activity-timeouts';
 import { encodeNodeState, type NodeState, type Status } from '../model';
-import { nodeProgressSignal, rolloutWorkflowId } from './messages';
+import { nodeProgressSignal } from './messages';
+import { rolloutWorkflowId } from '../model/workflow-ids';
 import { PATCHES } from './patches';
+import { FAILURE_TYPES } from '../model/failure-types';
 
 // The node-state projection (G1): whole-state writes, one in flight, in the order the transitions happened. The
 // queue holds snapshots taken at transition time, so a later transition can never be overtaken by an earlier one;
@@ -147,7 +149,7 @@ export class NodeStateWriter {
         log.warn('node state not written; trying again', { rollout: input.rollout, error: this.lastFailure });
         await sleep(Math.min(WRITE_RETRY_MAX_SECONDS, 10 * 2 ** attempt) * 1000);
         const foreign = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure;
-        if (foreign && err.cause.type === 'ForeignNodeStateWrite') {
+        if (foreign && err.cause.type === FAILURE_TYPES.foreignNodeStateWrite) {
           const { nodeState } = await readNode({ ...input, node: this.node }).catch(() => ({
             nodeState: input.previous,
           }));

@@ -56,12 +56,12 @@ import {
   requestInterruptSignal,
   rerunUpdate,
   resetUpdate,
-  rolloutWorkflowId,
   type DesireArgs,
   type NodeControlArgs,
   type NodeView,
   type NodeWorkflowStart,
 } from './messages';
+import { rolloutWorkflowId } from '../model/workflow-ids';
 import { kube, longWait } from './node-activities';
 import {
   applyNewSpec,
@@ -77,6 +77,7 @@ import { NodeStateWriter } from './node-state-writer';
 import { nodeKey, packageKey, rolloutKey, stageKey, stateKey } from './search-attributes';
 import { StageRun } from './stage-run';
 import { PATCHES } from './patches';
+import { FAILURE_TYPES } from '../model/failure-types';
 
 // The node workflow: one per node, the only writer of that node's state (DESIGN.md §2). Handlers only change
 // state and wake the loop; the loop asks decideNode (model/node-decide.ts) what runs next and carries it out, so
@@ -376,9 +377,9 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     {
       validator: ({ rollout, package: name }) => {
         const r = s.rollouts[rollout];
-        if (!r) throw ApplicationFailure.nonRetryable(`node ${node} has no rollout ${rollout}`, 'NotFound');
+        if (!r) throw ApplicationFailure.nonRetryable(`node ${node} has no rollout ${rollout}`, FAILURE_TYPES.notFound);
         if (!r.spec.spec.packages[name]) {
-          throw ApplicationFailure.nonRetryable(`rollout ${rollout} has no package ${name}`, 'NotFound');
+          throw ApplicationFailure.nonRetryable(`rollout ${rollout} has no package ${name}`, FAILURE_TYPES.notFound);
         }
       },
     },
@@ -396,7 +397,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     {
       validator: ({ rollout }) => {
         if (!s.rollouts[rollout])
-          throw ApplicationFailure.nonRetryable(`node ${node} has no rollout ${rollout}`, 'NotFound');
+          throw ApplicationFailure.nonRetryable(`node ${node} has no rollout ${rollout}`, FAILURE_TYPES.notFound);
       },
     },
   );
@@ -558,7 +559,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       if (patched(PATCHES.failuresBecomeErroring)) {
         throw ApplicationFailure.nonRetryable(
           `pods matching podNonInterruptLabels still run on node ${node} after ${t.protectedPodsTimeoutSeconds}s`,
-          'ProtectedPodsTimeout',
+          FAILURE_TYPES.protectedPodsTimeout,
         );
       }
       log.info('protected pods still running; waiting again', { node });
@@ -603,7 +604,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         // G13: a node that does not come back is an erroring interrupt, and the permit goes back. Patched: histories
         // before it waited again every 10 seconds, for ever.
         if (isCancellation(err) || !patched(PATCHES.failuresBecomeErroring)) throw err;
-        outcome = { ...result, outcome: 'failed', reason: 'RebootTimeout', logTail: failureText(err) };
+        outcome = { ...result, outcome: 'failed', reason: FAILURE_TYPES.rebootTimeout, logTail: failureText(err) };
       }
     }
     s.bootId = null;

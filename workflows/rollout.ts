@@ -21,11 +21,13 @@ import {
   effectivePolicy,
   initialBatchState,
   metadataPrefix,
+  nodeMetadataKeys,
   RolloutSpecSchema,
+  RUNTIME_REQUIRED_TAINT,
   type AssignedCompartment,
   type RolloutSpec,
 } from '../model';
-import { untoleratedTaint } from '../model/taints';
+import { parseTaint, sameTaint, taintToleration, untoleratedTaint, type Taint } from '../model/taints';
 import { SHORT_CALL_TIMEOUT } from './activity-timeouts';
 import { admitNext, newCompartmentBatch, type AdmissionMode } from './batch-admission';
 import {
@@ -50,7 +52,6 @@ import {
   nodePauseSignal,
   nodeProgressSignal,
   nodeResumeSignal,
-  nodeWorkflowId,
   pauseSignal,
   releaseInterruptSignal,
   requestInterruptSignal,
@@ -62,9 +63,11 @@ import {
   type LeaseCheckArgs,
   type NodeSettings,
 } from './messages';
+import { nodeWorkflowId } from '../model/workflow-ids';
 import { batchStatus, rolloutStatusView, type RolloutView } from './rollout-status';
 import { packageKey, rolloutKey, stateKey } from './search-attributes';
 import { PATCHES } from './patches';
+import { FAILURE_TYPES } from '../model/failure-types';
 
 // The rollout workflow: the fleet coordinator of one rollout (DESIGN.md §2). It lists nodes, admits them in
 // batches, tells node workflows what they desire, hands out interrupt permits, and folds their progress into a
@@ -74,7 +77,9 @@ export interface RolloutOptions {
   admission: AdmissionMode;
   /** How often nodes are listed again, to configure new ones. */
   relistInterval: string;
-  runtimeRequiredTaint: { key: string; value: string; effect: string };
+  runtimeRequiredTaint: Taint;
+  /** The node metadata key prefix the worker writes under; unset: by the rollout's kind. */
+  keyPrefix?: string;
   node: NodeSettings;
   /** Continue as new once the history has this many events (the server's suggestion also counts). */
   historyEventLimit: number;
@@ -83,7 +88,7 @@ export interface RolloutOptions {
 export const DEFAULT_ROLLOUT_OPTIONS: RolloutOptions = {
   admission: 'batches',
   relistInterval: '5 minutes',
-  runtimeRequiredTaint: { key: 'skyhook.nvidia.com', value: 'runtime-required', effect: 'NoSchedule' },
+  runtimeRequiredTaint: parseTaint(RUNTIME_REQUIRED_TAINT)!,
   node: DEFAULT_NODE_SETTINGS,
   historyEventLimit: 10_000,
 };
@@ -215,10 +220,13 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
         const parsed = RolloutSpecSchema.safeParse(spec);
         if (!parsed.success) {
           const issue = parsed.error.issues[0]!;
-          throw ApplicationFailure.nonRetryable(`${issue.path.join('.')}: ${issue.message}`, 'InvalidSpec');
+          throw ApplicationFailure.nonRetryable(`${issue.path.join('.')}: ${issue.message}`, FAILURE_TYPES.invalidSpec);
         }
         if (parsed.data.name !== name) {
-          throw ApplicationFailure.nonRetryable(`spec is for ${parsed.data.name}, not ${name}`, 'InvalidSpec');
+          throw ApplicationFailure.nonRetryable(
+            `spec is for ${parsed.data.name}, not ${name}`,
+            FAILURE_TYPES.invalidSpec,
+          );
         }
       },
     },
@@ -235,11 +243,9 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     const tolerations = [
       { key: 'node.kubernetes.io/unschedulable', operator: 'Exists' as const },
       ...s.spec.spec.additionalTolerations,
-      ...(s.spec.spec.runtimeRequired
-        ? [{ key: t.key, operator: 'Equal' as const, value: t.value, effect: t.effect as 'NoSchedule' }]
-        : []),
+      ...(s.spec.spec.runtimeRequired ? [taintToleration(t)] : []),
     ];
-    const ignoreLabel = `${metadataPrefix(s.spec.kind)}ignore`;
+    const ignoreLabel = nodeMetadataKeys(s.spec.name, options.keyPrefix ?? metadataPrefix(s.spec.kind)).ignore;
     for (const f of facts) {
       const prev = s.nodes[f.name];
       // Taints are judged when a node is picked (§5.2), not under work this rollout started: a node rebooting for it is
@@ -251,7 +257,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       s.nodes[f.name] = {
         labels: f.labels,
         blocked: f.labels[ignoreLabel] === 'true' || tainted,
-        runtimeTainted: f.taints.some((x) => x.key === t.key && x.effect === t.effect && (x.value ?? '') === t.value),
+        runtimeTainted: f.taints.some((x) => sameTaint(x, t)),
         admittedGeneration: prev?.admittedGeneration ?? 0,
         ...(prev?.reported && { reported: prev.reported }),
       };
@@ -453,7 +459,13 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   // first run (after the handlers are set, so status queries answer meanwhile), so history holds what this rollout
   // uses, and continue-as-new carries them in its options.
   if (input.options?.node === undefined && input.carried === undefined && patched(PATCHES.rolloutNodeTimeouts)) {
-    options = { ...options, node: { ...options.node, ...(await act.nodeTimeouts()) } };
+    const { runtimeRequiredTaint, keyPrefix, ...timeouts } = await act.nodeTimeouts();
+    options = {
+      ...options,
+      node: { ...options.node, ...timeouts },
+      ...(runtimeRequiredTaint && { runtimeRequiredTaint }),
+      ...(keyPrefix !== undefined && { keyPrefix }),
+    };
   }
   // Passes send commands only for work (sends, activities, a changed status): no condition timer per pass, whose
   // start and cancel made up a quarter of the history, and which a pass that only folded in progress reports sent

@@ -6,6 +6,7 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ValidationError } from '../../model';
+import { FAILURE_TYPES } from '../../model/failure-types';
 
 // Typed errors of the client library. The API maps each kind to one HTTP status, the CLI to one exit code.
 
@@ -60,8 +61,9 @@ export function translate(err: unknown, what: string): unknown {
   }
   if (err instanceof WorkflowUpdateFailedError) {
     const cause = err.cause;
-    if (cause instanceof ApplicationFailure && cause.type === 'NotFound') return new NotFoundError(cause.message);
-    if (cause instanceof ApplicationFailure && cause.type === 'InvalidSpec') {
+    if (cause instanceof ApplicationFailure && cause.type === FAILURE_TYPES.notFound)
+      return new NotFoundError(cause.message);
+    if (cause instanceof ApplicationFailure && cause.type === FAILURE_TYPES.invalidSpec) {
       return new InvalidError([{ path: 'spec', message: cause.message }]);
     }
     if (cause instanceof ApplicationFailure) return new InvalidError([{ path: what, message: cause.message }]);

@@ -1,13 +1,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { StageSchema, type NodeState, type Stage, type Status } from '../../model';
-import {
-  nodeStateQuery,
-  nodeWorkflowId,
-  QUERY_TIMEOUT_MS,
-  rerunUpdate,
-  resetUpdate,
-  type NodeView,
-} from '../../workflows/messages';
+import { nodeStateQuery, QUERY_TIMEOUT_MS, rerunUpdate, resetUpdate, type NodeView } from '../../workflows/messages';
+import { nodeWorkflowId } from '../../model/workflow-ids';
 import type { KeelsonContext } from './connect';
 import { InvalidError, mapErrors, NotFoundError } from './errors';
 import { workflowLink } from './links';

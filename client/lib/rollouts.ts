@@ -7,11 +7,11 @@ import {
   pauseSignal,
   QUERY_TIMEOUT_MS,
   resumeSignal,
-  rolloutWorkflowId,
   statusQuery,
   updateSpecUpdate,
   type RolloutStatusView,
 } from '../../workflows/messages';
+import { nodeWorkflowId, rolloutWorkflowId, workflowIdPrefix } from '../../model/workflow-ids';
 import { packageKey, rolloutKey, stateKey } from '../../workflows/search-attributes';
 import { canonicalJson } from './canonical';
 import type { KeelsonContext } from './connect';
@@ -57,7 +57,7 @@ export function rolloutRef(ctx: KeelsonContext, name: string, runId: string): Ro
       rollout: workflowLink(ctx, workflowId),
       nodes: workflowListLink(
         ctx,
-        `WorkflowId STARTS_WITH "keelson/${ctx.cluster}/node/" AND KeelsonRollout = "${name}"`,
+        `WorkflowId STARTS_WITH "${workflowIdPrefix(ctx.cluster, 'node')}" AND KeelsonRollout = "${name}"`,
       ),
     },
   };
@@ -218,7 +218,7 @@ export async function rolloutStatus(ctx: KeelsonContext, name: string): Promise<
   );
   const ref = rolloutRef(ctx, name, d.runId);
   const nodeWorkflows = Object.fromEntries(
-    Object.keys(view.nodes).map((n) => [n, workflowLink(ctx, `keelson/${ctx.cluster}/node/${n}`)]),
+    Object.keys(view.nodes).map((n) => [n, workflowLink(ctx, nodeWorkflowId(ctx.cluster, n))]),
   );
   return { ...view, workflowId: ref.workflowId, runId: ref.runId, links: { ...ref.links, nodeWorkflows } };
 }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { projectRoot } from './paths';
 import { stackEnv, stackUp } from './stack';
 import { devCluster } from './services';
+import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 
 const manifest = path.join(__dirname, 'demo', 'rollout.yaml');
 
@@ -26,8 +27,8 @@ async function main(): Promise<void> {
     [
       '',
       'Temporal UI:',
-      `  rollout   ${link(`keelson/${devCluster}/rollout/demo`)}`,
-      `  a node    ${link(`keelson/${devCluster}/node/node-000`)}`,
+      `  rollout   ${link(rolloutWorkflowId(devCluster, 'demo'))}`,
+      `  a node    ${link(nodeWorkflowId(devCluster, 'node-000'))}`,
       `  all       ${ui}/namespaces/${ns}/workflows?query=${encodeURIComponent("KeelsonRollout='demo'")}`,
       'More: eval "$(npx keelson dev env)"; npx keelson rollout status demo; npx keelson dev down',
       '',

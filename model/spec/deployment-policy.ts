@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { canonicalSelector, LabelSelectorSchema } from '../label-selector';
+import { POLICY_API_VERSIONS, POLICY_KIND } from '../wire';
 import { whenParsed } from './validation-error';
 
 // DeploymentPolicy (§2.2): budgets, strategies with the mutating webhook's defaults, compartments.
@@ -125,11 +126,9 @@ export const DeploymentPolicySpecSchema = z
   }, compartmentsParsed);
 export type DeploymentPolicySpec = z.infer<typeof DeploymentPolicySpecSchema>;
 
-export const POLICY_API_VERSIONS = ['skyhook.nvidia.com/v1alpha1', 'nodewright.nvidia.com/v1alpha1'] as const;
-
 export const DeploymentPolicySchema = z.object({
   apiVersion: z.enum(POLICY_API_VERSIONS),
-  kind: z.literal('DeploymentPolicy'),
+  kind: z.literal(POLICY_KIND),
   metadata: z.looseObject({ name: z.string().min(1) }),
   spec: DeploymentPolicySpecSchema,
 });

@@ -1,7 +1,15 @@
 import { closestName } from './closest-name';
-import { DeploymentPolicySchema, POLICY_API_VERSIONS, type DeploymentPolicy } from './deployment-policy';
+import {
+  DISABLE_ANNOTATION,
+  MANIFEST_KINDS,
+  PAUSE_ANNOTATION,
+  POLICY_API_VERSIONS,
+  POLICY_KIND,
+  ROLLOUT_KINDS,
+} from '../wire';
+import { DeploymentPolicySchema, type DeploymentPolicy } from './deployment-policy';
 import { metadataPrefix, type RolloutSpec } from './rollout-spec';
-import { ROLLOUT_KINDS, SkyhookManifestSchema, type SkyhookManifest } from './skyhook';
+import { SkyhookManifestSchema, type SkyhookManifest } from './skyhook';
 import { describeValue, errorMap, toValidationErrors, type ValidationError } from './validation-error';
 import { policyWarnings, rolloutWarnings, type ValidationWarning } from './warnings';
 
@@ -28,7 +36,6 @@ export interface ParseResult {
   recognized: number;
 }
 
-const KINDS = ['Skyhook', 'NodeWright', 'DeploymentPolicy'];
 const isRolloutKind = (kind: unknown): kind is keyof typeof ROLLOUT_KINDS =>
   typeof kind === 'string' && Object.hasOwn(ROLLOUT_KINDS, kind);
 
@@ -48,7 +55,7 @@ function documentLabel(doc: Record<string, unknown>, origin: string): string {
 function notReadMessage(doc: Record<string, unknown>): string {
   const shown = (v: unknown) => (v === undefined ? 'none' : describeValue(v));
   const kind = doc['kind'];
-  const near = typeof kind === 'string' ? closestName(kind, KINDS) : undefined;
+  const near = typeof kind === 'string' ? closestName(kind, MANIFEST_KINDS) : undefined;
   return (
     `found apiVersion ${shown(doc['apiVersion'])} and kind ${shown(kind)}, which is not a rollout or a policy` +
     (near ? `; did you mean kind ${JSON.stringify(near)}?` : '') +
@@ -89,7 +96,7 @@ export function parseRolloutDocuments(docs: readonly unknown[], opts: ParseOptio
     const record = doc as Record<string, unknown>;
     const label = documentLabel(record, origin);
     const kind = record['kind'];
-    if (kind === 'DeploymentPolicy') {
+    if (kind === POLICY_KIND) {
       recognized++;
       const name = text(record['metadata'], 'name');
       if (name !== undefined) policyNames.push({ label, name });
@@ -142,8 +149,8 @@ export function parseRolloutDocuments(docs: readonly unknown[], opts: ParseOptio
       name: m.metadata.name,
       kind: m.kind,
       // spec.pause is the older way to say it (Skyhook's operator ignores it; Keelson's docs promise a paused start).
-      paused: annotations[`${prefix}pause`] === 'true' || m.spec.pause,
-      disabled: annotations[`${prefix}disable`] === 'true',
+      paused: annotations[`${prefix}${PAUSE_ANNOTATION}`] === 'true' || m.spec.pause,
+      disabled: annotations[`${prefix}${DISABLE_ANNOTATION}`] === 'true',
       spec: m.spec,
       policy: policy ? { name: policy.metadata.name, spec: policy.spec } : null,
       resetBatchStateOnCompletion:

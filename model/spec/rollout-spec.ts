@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { parseDurationMs } from '../duration';
 import { DeploymentPolicySpecSchema } from './deployment-policy';
-import { ROLLOUT_KINDS, SkyhookSpecSchema, type RolloutKind } from './skyhook';
+import { API_GROUPS, ROLLOUT_KIND_NAMES, type RolloutKind } from '../wire';
+import { SkyhookSpecSchema } from './skyhook';
 
 // RolloutSpec: what a workflow runs. A validated Skyhook or NodeWright manifest with its DeploymentPolicy resolved.
 // Every transform in the schemas is idempotent, so a RolloutSpec re-validates through this schema (workflow inputs,
@@ -12,7 +13,7 @@ export const DEFAULT_STAGE_TIMEOUT = '1h';
 
 export const RolloutSpecSchema = z.object({
   name: z.string().min(1),
-  kind: z.enum(['Skyhook', 'NodeWright']),
+  kind: z.enum(ROLLOUT_KIND_NAMES),
   /** From the pause annotation of the manifest, or its spec.pause: the rollout starts paused. */
   paused: z.boolean(),
   /** From the disable annotation of the manifest. */
@@ -27,7 +28,7 @@ export type RolloutSpec = z.infer<typeof RolloutSpecSchema>;
 
 /** The metadata key prefix of a rollout kind: `skyhook.nvidia.com/` or `nodewright.nvidia.com/`. */
 export function metadataPrefix(kind: RolloutKind): string {
-  return `${ROLLOUT_KINDS[kind].split('/')[0]}/`;
+  return `${API_GROUPS[kind]}/`;
 }
 
 /** Seconds a stage of this package may run: the package's stageTimeout, else the rollout's, else 1h. */

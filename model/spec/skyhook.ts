@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { findCycle } from '../dependency-graph';
 import { LabelSelectorSchema } from '../label-selector';
+import { ROLLOUT_KIND_NAMES, ROLLOUT_KINDS } from '../wire';
 import { TolerationSchema } from './kube';
 import { PACKAGE_NAME_PATTERN, PackageSchema, StageTimeoutSchema } from './package';
 import { describeValue, whenParsed } from './validation-error';
@@ -113,16 +114,10 @@ export const SkyhookSpecSchema = z
 export type SkyhookSpec = z.infer<typeof SkyhookSpecSchema>;
 export type Package = SkyhookSpec['packages'][string];
 
-export const ROLLOUT_KINDS = {
-  Skyhook: 'skyhook.nvidia.com/v1alpha1',
-  NodeWright: 'nodewright.nvidia.com/v1alpha1',
-} as const;
-export type RolloutKind = keyof typeof ROLLOUT_KINDS;
-
 export const SkyhookManifestSchema = z
   .object({
-    apiVersion: z.enum([ROLLOUT_KINDS.Skyhook, ROLLOUT_KINDS.NodeWright]),
-    kind: z.enum(['Skyhook', 'NodeWright']),
+    apiVersion: z.enum(Object.values(ROLLOUT_KINDS)),
+    kind: z.enum(ROLLOUT_KIND_NAMES),
     metadata: z.looseObject({
       name: z
         .string()

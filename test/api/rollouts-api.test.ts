@@ -1,5 +1,6 @@
 import { caller } from './http';
 import { startTestKeelson, manifest, eventually, type TestKeelson } from './stack';
+import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 
 // The HTTP API over real HTTP, with a real worker, the local stack's Temporal server and kwok cluster.
 
@@ -30,9 +31,9 @@ test('start a rollout with a YAML manifest: 201 with workflow IDs and UI links, 
   expect(r.body).toMatchObject({
     name,
     created: true,
-    workflowId: `keelson/${k.cluster}/rollout/${name}`,
+    workflowId: rolloutWorkflowId(k.cluster, name),
     links: {
-      rollout: `http://127.0.0.1:8233/namespaces/default/workflows/${encodeURIComponent(`keelson/${k.cluster}/rollout/${name}`)}`,
+      rollout: `http://127.0.0.1:8233/namespaces/default/workflows/${encodeURIComponent(rolloutWorkflowId(k.cluster, name))}`,
     },
   });
   expect(typeof r.body.runId).toBe('string');
@@ -52,7 +53,7 @@ test('start a rollout with a YAML manifest: 201 with workflow IDs and UI links, 
       status: 'complete',
       packages: { base: { version: '1.0.0', stage: 'config', state: 'complete', restarts: 0 } },
     });
-    expect(status.links.nodeWorkflows[node]).toContain(encodeURIComponent(`keelson/${k.cluster}/node/${node}`));
+    expect(status.links.nodeWorkflows[node]).toContain(encodeURIComponent(nodeWorkflowId(k.cluster, node)));
   }
 });
 
@@ -104,7 +105,7 @@ test('GET /v1/rollouts lists the running rollout with its published status', asy
     expect(found?.status).toBe('complete');
     return found!;
   }, 30_000);
-  expect(entry).toMatchObject({ workflowId: `keelson/${k.cluster}/rollout/${name}`, packages: ['base'] });
+  expect(entry).toMatchObject({ workflowId: rolloutWorkflowId(k.cluster, name), packages: ['base'] });
 });
 
 test('GET /v1/nodes/:node shows the rollout and its packages on the node; unknown node: 404', async () => {
@@ -112,7 +113,7 @@ test('GET /v1/nodes/:node shows the rollout and its packages on the node; unknow
   expect(r.status).toBe(200);
   expect(r.body).toMatchObject({
     node: NODES[0],
-    workflowId: `keelson/${k.cluster}/node/${NODES[0]}`,
+    workflowId: nodeWorkflowId(k.cluster, NODES[0]!),
     rollouts: {
       [name]: { status: 'complete', packages: { base: { version: '1.0.0', stage: 'config', state: 'complete' } } },
     },

@@ -4,6 +4,7 @@ import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { manifest, startTestKeelson, type TestKeelson } from '../api/stack';
+import { rolloutWorkflowId } from '../../model/workflow-ids';
 
 // `keelson rollout ...` and `keelson node ...` as users run them: a real process talking to a real API, worker and
 // Temporal server. The API runs in this process, so the CLI is run asynchronously (never spawnSync).
@@ -55,7 +56,7 @@ test('rollout start -f FILE --wait: plain progress lines, exit 0 when complete',
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
   const lines = r.stdout.split('\n');
-  expect(lines[0]).toBe(`rollout ${name} started: keelson/${k.cluster}/rollout/${name}`);
+  expect(lines[0]).toBe(`rollout ${name} started: ${rolloutWorkflowId(k.cluster, name)}`);
   expect(lines[1]).toMatch(/^ {2}Temporal UI: http:\/\/127\.0\.0\.1:8233\/namespaces\/default\/workflows\/keelson%2F/);
   expect(lines).toContain(`rollout ${name}: complete, 1/1 nodes complete, generation 1`);
   expect(lines).toContain(`  ${NODE}: complete base@1.0.0 config complete`);
@@ -82,7 +83,7 @@ test('rollout apply updates the spec; status --watch on a terminal draws a progr
   expect(w.stdout).toMatch(new RegExp(`${NODE}\\s+complete\\s+base@2\\.0\\.0 config complete`));
   const again = await keelson(['rollout', 'apply', '-f', v2()]);
   expect(again).toMatchObject({ code: 0 });
-  expect(again.stdout).toContain(`rollout ${name} unchanged: keelson/${k.cluster}/rollout/${name}`);
+  expect(again.stdout).toContain(`rollout ${name} unchanged: ${rolloutWorkflowId(k.cluster, name)}`);
 });
 
 test('rollout status NAME --json: name, status, nodes with packages {version, stage, state, restarts}', async () => {

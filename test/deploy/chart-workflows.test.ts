@@ -1,5 +1,5 @@
 import { KubeConfig, RbacAuthorizationV1Api, type V1Job } from '@kubernetes/client-node';
-import { nodeWorkflowId } from '../../workflows/messages';
+import { nodeWorkflowId } from '../../model/workflow-ids';
 import { kubeClients, testNamespace } from '../harness/kube';
 import {
   createFakeNodes,

@@ -1,4 +1,5 @@
-import type { Package } from '../../model';
+import { RUNTIME_REQUIRED_TAINT, type Package } from '../../model';
+import { parseTaint } from '../../model/taints';
 import { createActivities, workloadInformer } from '../../activities';
 import { makeClients } from '../../activities/clients';
 import type { ActivitySettings } from '../../activities/settings';
@@ -24,7 +25,7 @@ export function testSettings(namespace: string, overrides: Partial<ActivitySetti
     jobRetentionSeconds: 600,
     copyDirRoot: '/var/lib/skyhook',
     agentLogRoot: '/var/log/skyhook',
-    runtimeRequiredTaint: 'skyhook.nvidia.com=runtime-required:NoSchedule',
+    runtimeRequiredTaint: parseTaint(RUNTIME_REQUIRED_TAINT),
     pollSeconds: 1,
     nodeTimeouts: {
       protectedPodsTimeoutSeconds: 60,

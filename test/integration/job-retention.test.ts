@@ -2,7 +2,7 @@ import type { V1Job, V1Node } from '@kubernetes/client-node';
 import type { FinishedStageJob, RunStageInput, WriteNodeStateInput } from '../../activities/contract';
 import { STAGES, type Stage } from '../../model';
 import { ConfigError, loadConfig } from '../../workers/config';
-import { nodeWorkflowId } from '../../workflows/messages';
+import { nodeWorkflowId } from '../../model/workflow-ids';
 import { kubeClients, testNamespace } from '../harness/kube';
 import {
   createFakeNodes,

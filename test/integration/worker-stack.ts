@@ -4,7 +4,13 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { KeelsonClient } from '../../client/lib';
 import { ClientSettingsSchema } from '../../client/lib/settings';
 import { fakeNode } from '../../deploy/dev/nodes';
-import { decodeNodeState, parseRolloutDocuments, type PackageEntry, type RolloutSpec } from '../../model';
+import {
+  decodeNodeState,
+  parseRolloutDocuments,
+  workflowIdPrefix,
+  type PackageEntry,
+  type RolloutSpec,
+} from '../../model';
 import { loadConfig } from '../../workers/config';
 import { startWorker, type RunningWorker } from '../../workers/worker';
 import { eventually } from '../e2e/e2e-stack';
@@ -238,7 +244,7 @@ export class InProcessKeelson {
 
   /** Workflow IDs of this worker's cluster that are still running. */
   async runningWorkflows(): Promise<string[]> {
-    const query = `WorkflowId STARTS_WITH 'keelson/${this.cluster}/' AND ExecutionStatus = 'Running'`;
+    const query = `WorkflowId STARTS_WITH '${workflowIdPrefix(this.cluster)}' AND ExecutionStatus = 'Running'`;
     const ids: string[] = [];
     for await (const wf of this.client.ctx.client.workflow.list({ query })) ids.push(wf.workflowId);
     return ids;

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
-import { parseRolloutDocuments } from '../../model';
+import { nodeWorkflowId, parseRolloutDocuments } from '../../model';
 import { parseManifestText } from '../../client/manifest-file';
 import { eventually, manifest, startTestKeelson, type TestKeelson } from '../api/stack';
 
@@ -55,7 +55,7 @@ test("the Temporal UI shows a node workflow's stage activity summaries and its c
     500,
   );
   const { link } = await k.keelson.nodeStatus(NODE);
-  expect(link).toBe(`${UI}/namespaces/default/workflows/${encodeURIComponent(`keelson/${k.cluster}/node/${NODE}`)}`);
+  expect(link).toBe(`${UI}/namespaces/default/workflows/${encodeURIComponent(nodeWorkflowId(k.cluster, NODE))}`);
 
   const page = await browser.newPage();
   const started = Date.now();

@@ -2,7 +2,8 @@ import type { RunStageInput } from '../../activities/contract';
 import { stageJobName, type RolloutSpec } from '../../model';
 import { rolloutWorkflow } from '../../workflows';
 import type { RolloutOptions } from '../../workflows/rollout';
-import { rolloutWorkflowId, statusQuery } from '../../workflows/messages';
+import { statusQuery } from '../../workflows/messages';
+import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
 import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
 

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { rolloutWorkflow } from '../../workflows';
-import { nodeProgressSignal, rolloutWorkflowId, statusQuery } from '../../workflows/messages';
+import { nodeProgressSignal, statusQuery } from '../../workflows/messages';
+import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
 import { eventually, recordHistory, rolloutSpec, useTemporal, sleep } from './env';
 

@@ -2,7 +2,7 @@ import { ApplicationFailure, Context, heartbeat } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { KeelsonActivities, NodeFacts, NodeTimeouts, RunStageInput, StageResult } from '../../activities/contract';
 import { encodeNodeState, stageJobName, type NodeState, type Status } from '../../model';
-import { nodeWorkflowId } from '../../workflows/messages';
+import { nodeWorkflowId } from '../../model/workflow-ids';
 
 // Fake Kubernetes for workflow tests: plain functions with the activity contract, recording every call. Jobs run
 // for a scripted time while not suspended, then complete or fail; the workflows under test are real.

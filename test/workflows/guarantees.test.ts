@@ -3,15 +3,14 @@ import { STAGES, stageJobName, type NodeState } from '../../model';
 import { rolloutWorkflow } from '../../workflows';
 import {
   disableSignal,
-  nodeWorkflowId,
   pauseSignal,
   rerunUpdate,
   resetUpdate,
   resumeSignal,
-  rolloutWorkflowId,
   statusQuery,
   updateSpecUpdate,
 } from '../../workflows/messages';
+import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster, type Write } from './fake-cluster';
 import { eventually, recordHistory, rolloutSpec, useTemporal, sleep, withWorker } from './env';
 

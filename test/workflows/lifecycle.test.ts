@@ -1,13 +1,8 @@
 import type { RunInterruptInput } from '../../activities/contract';
 import { rolloutWorkflow } from '../../workflows';
 import { encodeNodeState } from '../../model';
-import {
-  nodeStateQuery,
-  nodeWorkflowId,
-  rolloutWorkflowId,
-  statusQuery,
-  updateSpecUpdate,
-} from '../../workflows/messages';
+import { nodeStateQuery, statusQuery, updateSpecUpdate } from '../../workflows/messages';
+import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
 import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
 

@@ -1,12 +1,6 @@
 import { rolloutWorkflow } from '../../workflows';
-import {
-  disableSignal,
-  nodeStateQuery,
-  nodeWorkflowId,
-  rerunUpdate,
-  rolloutWorkflowId,
-  statusQuery,
-} from '../../workflows/messages';
+import { disableSignal, nodeStateQuery, rerunUpdate, statusQuery } from '../../workflows/messages';
+import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
 import { eventually, recordHistory, rolloutSpec, sleep, useTemporal, withWorker } from './env';
 

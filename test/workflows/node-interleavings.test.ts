@@ -4,14 +4,13 @@ import { rolloutWorkflow } from '../../workflows';
 import {
   desireSignal,
   nodeStateQuery,
-  nodeWorkflowId,
   pauseSignal,
   resumeSignal,
-  rolloutWorkflowId,
   statusQuery,
   updateSpecUpdate,
   type DesireArgs,
 } from '../../workflows/messages';
+import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
 import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
 

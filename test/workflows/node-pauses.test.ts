@@ -1,14 +1,7 @@
 import type { RunStageInput } from '../../activities/contract';
 import { rolloutWorkflow } from '../../workflows';
-import {
-  nodePauseSignal,
-  nodeStateQuery,
-  nodeWorkflowId,
-  pauseSignal,
-  resumeSignal,
-  rolloutWorkflowId,
-  statusQuery,
-} from '../../workflows/messages';
+import { nodePauseSignal, nodeStateQuery, pauseSignal, resumeSignal, statusQuery } from '../../workflows/messages';
+import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
 import { eventually, recordHistory, rolloutSpec, sleep, useTemporal, withWorker } from './env';
 

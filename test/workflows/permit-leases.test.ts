@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import { rolloutWorkflow } from '../../workflows';
-import { nodeStateQuery, nodeWorkflowId, rolloutWorkflowId, statusQuery } from '../../workflows/messages';
+import { nodeStateQuery, statusQuery } from '../../workflows/messages';
+import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
 import { eventually, recordHistory, rolloutSpec, sleep, useTemporal, withWorker } from './env';
 

@@ -1,15 +1,8 @@
 import type { RunStageInput } from '../../activities/contract';
 import { stageJobName, type RolloutSpec } from '../../model';
 import { rolloutWorkflow } from '../../workflows';
-import {
-  enableSignal,
-  nodeWorkflowId,
-  pauseSignal,
-  resumeSignal,
-  rolloutWorkflowId,
-  statusQuery,
-  updateSpecUpdate,
-} from '../../workflows/messages';
+import { enableSignal, pauseSignal, resumeSignal, statusQuery, updateSpecUpdate } from '../../workflows/messages';
+import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
 import { eventually, recordHistory, rolloutSpec, useTemporal, sleep, withWorker } from './env';
 

@@ -1,6 +1,7 @@
 import type { RunStageInput } from '../../activities/contract';
 import { rolloutWorkflow } from '../../workflows';
-import { rolloutWorkflowId, statusQuery } from '../../workflows/messages';
+import { statusQuery } from '../../workflows/messages';
+import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
 import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
 
