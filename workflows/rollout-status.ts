@@ -68,17 +68,28 @@ function packagesOf(spec: RolloutSpec, state: NodeState): Record<string, Package
   return out;
 }
 
-export function rolloutStatusView(s: RolloutView, compartments: readonly AssignedCompartment[]): RolloutStatusView {
+/**
+ * The status view. `asked`: the answer to a status query, where a node done with its packages is in progress until
+ * its runtime-required taint is removed (the pass's last step), so that a reader who sees `complete` may schedule on
+ * it. The workflow's own decisions (batch resets, search attributes) judge by the packages alone.
+ */
+export function rolloutStatusView(
+  s: RolloutView,
+  compartments: readonly AssignedCompartment[],
+  asked = false,
+): RolloutStatusView {
   const flags = { paused: s.paused, disabled: s.disabled };
   const nodes: Record<string, NodeStatusView> = {};
+  const taintPending = (node: string) => asked && s.spec.spec.runtimeRequired && s.nodes[node]!.runtimeTainted;
   for (const c of compartments) {
     for (const node of c.nodes) {
       const own = batchStatus(s, node);
       const reported = s.nodes[node]!.reported;
+      const shown = own === 'in_progress' && reported?.generation === s.generation ? reported.status : own;
       nodes[node] = {
         status: nodeStatus({
           rollout: flags,
-          own: own === 'in_progress' && reported?.generation === s.generation ? reported.status : own,
+          own: shown === 'complete' && taintPending(node) ? 'in_progress' : shown,
           waitingOnHigherPriority: false,
           admitted: own !== 'waiting',
         }),

@@ -235,7 +235,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     for (const b of Object.values(s.batches)) Object.assign(b, { state: initialBatchState(), open: null });
     poke();
   });
-  setHandler(statusQuery, () => rolloutStatusView(s, compartments()));
+  setHandler(statusQuery, () => rolloutStatusView(s, compartments(), true));
 
   async function relist(): Promise<void> {
     const facts = await act.listNodes({ selector: s.spec.spec.nodeSelectors });

@@ -72,14 +72,17 @@ test('sliding-window admission: the next node starts as soon as one finishes, at
   });
 });
 
-test('runtimeRequired: the runtime-required taint is removed from each tainted node once its packages are complete, and only then', async () => {
+test('runtimeRequired: the runtime-required taint is removed from each tainted node once its packages are complete, and only then; the rollout is complete only once it is gone', async () => {
   const taint = { key: 'skyhook.nvidia.com', value: 'runtime-required', effect: 'NoSchedule' };
   const run = async (name: string, runtimeRequired: boolean) => {
     const names = nodes(3, name);
     const cluster = new FakeCluster(names);
-    // The last node carries no taint: nothing to remove there.
-    for (const n of cluster.nodes.slice(0, 2)) n.taints = [{ ...taint }];
+    // The first node carries no taint: nothing to remove there. The last one, alone in the second batch, finishes the
+    // rollout: its removal is the rollout's last step.
+    for (const n of cluster.nodes.slice(1)) n.taints = [{ ...taint }];
     cluster.script = () => ({ ms: 30 });
+    // A slow removal: a status query answered meanwhile must not say complete while a node still carries the taint.
+    cluster.removeTaintMs = 1500;
     const spec = rolloutSpec(name, {
       interruptionBudget: { count: 2 },
       runtimeRequired,
@@ -92,9 +95,17 @@ test('runtimeRequired: the runtime-required taint is removed from each tainted n
     });
     await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
       const handle = await startRollout(taskQueue, name, spec);
-      await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 120_000);
-      if (runtimeRequired) await eventually(() => expect(cluster.callsOf('removeTaint')).toHaveLength(2), 60_000);
-      else await new Promise((r) => setTimeout(r, 1000)); // time for a removal that should not come
+      let tainted: string[] = [];
+      await eventually(async () => {
+        const st = await handle.query(statusQuery);
+        tainted = cluster.nodes.filter((n) => n.taints.length > 0).map((n) => n.name);
+        expect(st.status).toBe('complete');
+      }, 120_000);
+      if (runtimeRequired) {
+        // The taints read after the status: complete means every removal had finished.
+        expect(tainted).toEqual([]);
+        expect(cluster.callsOf('removeTaint')).toHaveLength(2);
+      } else await new Promise((r) => setTimeout(r, 1000)); // time for a removal that should not come
       await handle.cancel();
     });
     return { names, cluster };
@@ -102,13 +113,11 @@ test('runtimeRequired: the runtime-required taint is removed from each tainted n
 
   const on = await run('rtreq', true);
   const removals = on.cluster.callsOf('removeTaint');
-  // The two nodes run at once: either may finish, and lose its taint, first.
-  const byNode = (a: { node: string }, b: { node: string }) => a.node.localeCompare(b.node);
-  expect(removals.map((c) => c.input as { node: string }).sort(byNode)).toEqual([
-    { node: on.names[0], key: 'skyhook.nvidia.com', effect: 'NoSchedule' },
+  expect(removals.map((c) => c.input)).toEqual([
     { node: on.names[1], key: 'skyhook.nvidia.com', effect: 'NoSchedule' },
+    { node: on.names[2], key: 'skyhook.nvidia.com', effect: 'NoSchedule' },
   ]);
-  for (const node of on.names.slice(0, 2)) {
+  for (const node of on.names.slice(1)) {
     expect(on.cluster.stagesOn(node)).toHaveLength(4);
     const calls = on.cluster.calls;
     const removedAt = calls.findIndex((c) => c.name === 'removeTaint' && (c.input as { node: string }).node === node);
@@ -125,7 +134,7 @@ test('runtimeRequired: the runtime-required taint is removed from each tainted n
   const off = await run('rtoff', false);
   for (const node of off.names) expect(off.cluster.stagesOn(node)).toHaveLength(4);
   expect(off.cluster.callsOf('removeTaint')).toEqual([]);
-  expect(off.cluster.nodes[0]!.taints).toEqual([taint]);
+  expect(off.cluster.nodes[2]!.taints).toEqual([taint]);
 }, 300_000); // two rollouts, each allowed 120 s to complete: the test's budget must cover both
 
 test('a batch is sent to its nodes at once, not one round trip after another', async () => {

@@ -56,6 +56,8 @@ export class FakeCluster {
   script: (input: RunStageInput) => StageScript = () => ({ ms: 100 });
   /** How long starting or signalling a node workflow takes, as on a busy Temporal server. */
   ensureNodeWorkflowMs = 0;
+  /** How long removeTaint takes before it removes the taint. */
+  removeTaintMs = 0;
   /** How long a deleted Job's pod keeps running (its termination grace period). */
   podTerminationMs = 0;
   /** suspendStageJob is refused for good (RBAC), so a pause cannot stop a Job. */
@@ -318,6 +320,7 @@ export class FakeCluster {
       },
       removeTaint: async (input) => {
         record('removeTaint', input);
+        await new Promise((r) => setTimeout(r, this.removeTaintMs));
         const node = this.nodes.find((n) => n.name === input.node)!;
         node.taints = node.taints.filter((t) => !(t.key === input.key && t.effect === input.effect));
       },
