@@ -66,7 +66,7 @@ import { batchStatus, rolloutStatusView, type RolloutView } from './rollout-stat
 import { packageKey, rolloutKey, stateKey } from './search-attributes';
 import { PATCHES } from './patches';
 
-// The rollout workflow: the fleet coordinator of one rollout (DESIGN.md §2). It lists nodes, admits them in
+// The rollout workflow: the fleet coordinator of one rollout (docs/architecture.md). It lists nodes, admits them in
 // batches, tells node workflows what they desire, hands out interrupt permits, and folds their progress into a
 // Skyhook-compatible status. Handlers change state and queue messages; the loop sends them in order.
 
