@@ -9,7 +9,7 @@ import { FAILURE_TYPES } from '../model/failure-types';
 
 // Drain through the Eviction API (§3.5): PodDisruptionBudgets are respected (a 429 is retried with backoff until
 // the drain timeout), DaemonSet pods, mirror pods and package pods are skipped, and the drain waits until the
-// evicted pods are gone (Skyhook returned before: semantics §8.8). When time runs out the policy decides: keep
+// evicted pods are gone (Skyhook returned before: §8). When time runs out the policy decides: keep
 // waiting, fail, or force (delete the remaining pods, bypassing their budgets).
 
 export type DrainPolicy = 'wait' | 'fail' | 'force';

@@ -11,7 +11,7 @@ import { kube } from './kube-errors';
 
 // G8: the worker reads the server version at start and refuses a server below the floor. A dry-run Job then shows
 // that the server keeps the Job fields Keelson relies on: an older server, or one with a feature gate turned off,
-// drops unknown fields silently (review-findings §8) instead of rejecting them.
+// drops unknown fields silently (§8) instead of rejecting them.
 
 export async function serverVersion(clients: Clients): Promise<{ gitVersion: string; version: KubeVersion }> {
   const info = await kube('get', 'server version', () => clients.version.getCode());

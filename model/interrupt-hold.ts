@@ -2,7 +2,7 @@ import { entryKey, type NodeState } from './node-state';
 import type { Package } from './spec/skyhook';
 import { hasInterrupt, isPackageComplete, type ConfigUpdates, type NodePlan } from './stage-machine';
 
-// ONE merged interrupt per node (DESIGN.md §2): the plan merges the interrupts of the packages on the dependsOn
+// ONE merged interrupt per node (§3.5): the plan merges the interrupts of the packages on the dependsOn
 // frontier only, so a package that interrupts but still waits for a dependency (A: reboot, dependsOn B) would get an
 // interrupt of its own after the frontier's one. The node workflow holds the merged interrupt while such a package
 // still has stages to run before its interrupt, unless it depends (transitively) on a package of the merged

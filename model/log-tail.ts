@@ -1,6 +1,6 @@
 // G7: a stored log tail is valid UTF-8 and never longer than its byte budget, whatever bytes came in. The repair
 // (invalid bytes -> U+FFFD, 3 bytes each) can grow the text, so the budget is applied after it, on a code point
-// boundary (the defect of review-findings.md §7 was applying it before).
+// boundary (NodeWright's defect was applying it before the repair: §8).
 
 function utf8Length(codePoint: number): number {
   return codePoint < 0x80 ? 1 : codePoint < 0x800 ? 2 : codePoint < 0x10000 ? 3 : 4;

@@ -17,7 +17,7 @@ export function parseVersion(version: string): SemVer | undefined {
   const full = FULL.exec(version);
   if (full) {
     const prerelease = full[4] === undefined ? [] : full[4].split('.');
-    // Numeric prerelease identifiers may not have leading zeros (semver §9).
+    // Numeric prerelease identifiers may not have leading zeros (SemVer 2.0.0, item 9).
     if (prerelease.some((id) => /^0[0-9]+$/.test(id))) return undefined;
     return { major: full[1]!, minor: full[2]!, patch: full[3]!, prerelease };
   }

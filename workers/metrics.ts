@@ -8,7 +8,7 @@ import type { RolloutStatusView } from '../workflows/messages';
 type StageEnded = Parameters<ActivityMetrics['stageEnded']>[0];
 
 // Keelson's Prometheus metrics (docs/metrics.md documents each one; a test keeps the two in step).
-// Skyhook's set (skyhook-semantics.md §6.2), adapted:
+// Skyhook's set (§6.2), adapted:
 // - event metrics come from the activities (createActivities' optional `metrics` dep): every node-state write
 //   (writeNodeState sees each transition), every stage and interrupt Job waited on. Counters, so with two or more
 //   worker replicas `sum()` over the replicas is the fleet figure.

@@ -1,4 +1,4 @@
-// The interruption budget as permits (DESIGN.md §2): a node asks before it cordons, and at most `ceiling` nodes of
+// The interruption budget as permits (§2.2.1): a node asks before it cordons, and at most `ceiling` nodes of
 // a compartment hold a permit at once. Plain data, so the rollout carries it across continue-as-new.
 
 export interface PermitState {

@@ -79,7 +79,7 @@ import { StageRun } from './stage-run';
 import { PATCHES } from './patches';
 import { FAILURE_TYPES } from '../model/failure-types';
 
-// The node workflow: one per node, the only writer of that node's state (DESIGN.md §2). Handlers only change
+// The node workflow: one per node, the only writer of that node's state (docs/architecture.md). Handlers only change
 // state and wake the loop; the loop asks decideNode (model/node-decide.ts) what runs next and carries it out, so
 // every decision sees every message before it.
 
@@ -425,7 +425,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     const { nodeState } = await kube.readNode({ ...refOf(name), node });
     const r = s.rollouts[name];
     if (!r) return;
-    // Migration (§5): the annotation an operator or an earlier Keelson wrote is where this node resumes from.
+    // Migration (§5.7): the annotation an operator or an earlier Keelson wrote is where this node resumes from.
     const decoded = decodeNodeState(nodeState ?? undefined);
     if (decoded.ok) {
       r.state = decoded.state;

@@ -69,7 +69,7 @@ import { packageKey, rolloutKey, stateKey } from './search-attributes';
 import { PATCHES } from './patches';
 import { FAILURE_TYPES } from '../model/failure-types';
 
-// The rollout workflow: the fleet coordinator of one rollout (DESIGN.md §2). It lists nodes, admits them in
+// The rollout workflow: the fleet coordinator of one rollout (docs/architecture.md). It lists nodes, admits them in
 // batches, tells node workflows what they desire, hands out interrupt permits, and folds their progress into a
 // Skyhook-compatible status. Handlers change state and queue messages; the loop sends them in order.
 

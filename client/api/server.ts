@@ -8,7 +8,7 @@ import { createMetrics } from './metrics';
 import { openApiDocument } from './openapi';
 import { ControlBodySchema, NameParamsSchema, NodeParamsSchema, RerunBodySchema, ResetBodySchema } from './schemas';
 
-// The HTTP API (DESIGN.md §6) over the client library. Every handler validates, makes one or two Temporal calls
+// The HTTP API (docs/api.md) over the client library. Every handler validates, makes one or two Temporal calls
 // and answers: nothing waits on a rollout's progress.
 
 export interface ApiOptions {

@@ -1,6 +1,6 @@
 /**
  * Dev-only pod simulator: plays the kubelet for pods on the kwok fake nodes, per the simulation contract
- * (DESIGN.md §7). kwok keeps the nodes alive; this process makes their pods run, finish, fail and reboot nodes:
+ * (README.md). kwok keeps the nodes alive; this process makes their pods run, finish, fail and reboot nodes:
  * - a bound pod starts Running at once; a package or Job pod then runs KEELSON_SIM_SECONDS (default 1);
  * - a stage listed in KEELSON_SIM_FAIL_STAGES exits 1 (a Job pod ends Failed; a raw OnFailure pod crash-loops);
  * - an image whose registry host ends in `.invalid` never pulls (ErrImagePull, then ImagePullBackOff);

@@ -122,7 +122,7 @@ describe('hostile input never crashes the API', () => {
   });
 });
 
-test('GET /openapi.json: every route of DESIGN.md §6, with schemas generated from the model', async () => {
+test('GET /openapi.json: every route of docs/api.md, with schemas generated from the model', async () => {
   const r = await call('GET', '/openapi.json');
   expect(r.status).toBe(200);
   expect(r.body.openapi).toBe('3.1.0');

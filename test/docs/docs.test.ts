@@ -137,3 +137,117 @@ describe('docs agree with the code', () => {
     }
   });
 });
+
+// The design where the code is (docs/architecture.md): a Skyhook rule is cited by its section number, a numbered
+// heading of the "Skyhook semantics" part; a guarantee by its number, a row of the guarantees table, whose tests must
+// exist; any other part of the docs by `<file>.md, "<heading>"`. No citation may point outside the repository.
+describe('citations resolve to docs/architecture.md', () => {
+  const architecture = fs.readFileSync(path.join(docsDir, 'architecture.md'), 'utf8');
+  const sources = citingFiles();
+
+  /** Every text file of the checkout that git tracks or would track: code, docs, charts, scripts. */
+  function citingFiles(): { file: string; text: string }[] {
+    const listed = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], {
+      cwd: projectRoot,
+      encoding: 'utf8',
+    });
+    return listed
+      .split('\0')
+      .filter((f) => f !== '' && !/\.(json|sum|mod|png|svg)$/.test(f))
+      .filter((f) => fs.statSync(path.join(projectRoot, f), { throwIfNoEntry: false })?.isFile() === true)
+      .map((f) => ({ file: f, text: fs.readFileSync(path.join(projectRoot, f), 'utf8') }))
+      .filter(({ text }) => !text.includes('\0'));
+  }
+
+  /** `file:line: what` for every match of `re` in every file for which `ok` is false. */
+  function unresolved(re: RegExp, ok: (m: RegExpMatchArray, file: string) => boolean): string[] {
+    const bad: string[] = [];
+    for (const { file, text } of sources) {
+      for (const m of text.matchAll(re)) {
+        if (ok(m, file)) continue;
+        const line = text.slice(0, m.index).split('\n').length;
+        bad.push(`${file}:${line}: ${m[0]}`);
+      }
+    }
+    return bad;
+  }
+
+  /** The numbered headings of the Skyhook semantics part, each at the level its number's depth gives. */
+  function semanticsSections(): Map<string, number> {
+    const start = architecture.indexOf('\n## Skyhook semantics\n');
+    expect(start).toBeGreaterThan(0);
+    const rest = architecture.slice(start + 1);
+    const end = rest.slice(1).search(/^## /m);
+    const part = end < 0 ? rest : rest.slice(0, end + 1);
+    const sections = new Map<string, number>();
+    for (const m of part.matchAll(/^(#{3,6}) (\d+(?:\.\d+)*)\.? /gm)) sections.set(m[2]!, m[1]!.length);
+    return sections;
+  }
+
+  /** Guarantee rows: `| G<n> <name> | <meaning> | <tests> |`. */
+  function guaranteeRows(): { id: string; tests: string[] }[] {
+    return [...architecture.matchAll(/^\| (G\d+) [^|]*\|[^|]*\|([^|]*)\|$/gm)].map((m) => ({
+      id: m[1]!,
+      tests: [...m[2]!.matchAll(/`([^`]+)`/g)].map((t) => t[1]!),
+    }));
+  }
+
+  test('the Skyhook semantics part numbers its headings by depth', () => {
+    const sections = semanticsSections();
+    expect(sections.size).toBeGreaterThanOrEqual(25);
+    for (const [n, level] of sections) expect([n, level]).toEqual([n, 2 + n.split('.').length]);
+  });
+
+  test('every section cited (§n) in code and docs is a heading of the Skyhook semantics part', () => {
+    const sections = semanticsSections();
+    const cited = sources.reduce((n, { text }) => n + [...text.matchAll(/§(\d+(?:\.\d+)*)/g)].length, 0);
+    expect(cited).toBeGreaterThanOrEqual(100);
+    expect(unresolved(/§(\d+(?:\.\d+)*)/g, (m) => sections.has(m[1]!))).toEqual([]);
+  });
+
+  test('every guarantee cited (G<n>) in code and docs is a row of the guarantees table', () => {
+    const rows = new Set(guaranteeRows().map((r) => r.id));
+    expect(rows.size).toBeGreaterThanOrEqual(14);
+    expect(unresolved(/\bG(\d+)\b/g, (m) => rows.has(m[0]))).toEqual([]);
+  });
+
+  test("every guarantee row's tests exist, and one of them is named after it", () => {
+    for (const { id, tests } of guaranteeRows()) {
+      expect([id, tests.length > 0]).toEqual([id, true]);
+      for (const t of tests) {
+        expect([id, t, t.startsWith('test/') && fs.existsSync(path.join(projectRoot, t))]).toEqual([id, t, true]);
+      }
+      const named = new RegExp(`^\\s*(?:test|it|describe)(?:\\.\\w+)*\\(.*['"\`][^'"\`\\n]*\\b${id}\\b`, 'm');
+      const files = tests.filter((t) => fs.statSync(path.join(projectRoot, t)).isFile());
+      const namedIn = files.filter((t) => named.test(fs.readFileSync(path.join(projectRoot, t), 'utf8')));
+      expect([id, namedIn.length > 0]).toEqual([id, true]);
+    }
+  });
+
+  test('every `<file>.md, "<heading>"` citation names a heading of that file', () => {
+    const headings = (file: string) =>
+      new Set([...fs.readFileSync(file, 'utf8').matchAll(/^#{1,6} (.+?)\s*$/gm)].map((m) => m[1]!));
+    const cache = new Map<string, Set<string>>();
+    const bad = unresolved(/([\w./-]+\.md), "([^"\n]+)"/g, (m, from) => {
+      const candidates = [m[1]!, path.join(path.dirname(from), m[1]!)].map((p) => path.join(projectRoot, p));
+      const file = candidates.find((p) => fs.existsSync(p));
+      if (!file) return false;
+      if (!cache.has(file)) cache.set(file, headings(file));
+      return cache.get(file)!.has(m[2]!);
+    });
+    expect(bad).toEqual([]);
+  });
+
+  test('every docs/ page cited exists, and nothing cites a design file outside the repository', () => {
+    expect(unresolved(/\bdocs\/[\w-]+\.md\b/g, (m) => fs.existsSync(path.join(projectRoot, m[0])))).toEqual([]);
+    const outside =
+      /DESIGN\.md|\.\.\/shared\/|\breference\/[\w-]+\.md|skyhook-semantics\.md|review-?findings|temporal-?sdk-notes/g;
+    expect(unresolved(outside, () => false)).toEqual([]);
+  });
+
+  test('the README links every document in docs/', () => {
+    const readme = fs.readFileSync(path.join(projectRoot, 'README.md'), 'utf8');
+    const pages = fs.readdirSync(docsDir).filter((f) => f.endsWith('.md'));
+    expect(pages.filter((f) => !readme.includes(`](docs/${f})`))).toEqual([]);
+  });
+});

@@ -1,7 +1,7 @@
 import type { V1Job, V1Node } from '@kubernetes/client-node';
 import { E2E, PREFIX, entry, isCordoned, skyhook, type WorkloadRecorder } from './e2e-stack';
 
-// §7 interrupt, interrupt-grouping: cordon, ONE merged interrupt per node (DESIGN.md §2), reboot, uncordon.
+// §7 interrupt, interrupt-grouping: cordon, ONE merged interrupt per node (§3.5), reboot, uncordon.
 
 const e2e = new E2E('intr');
 let rec: WorkloadRecorder;

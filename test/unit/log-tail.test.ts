@@ -23,7 +23,7 @@ describe('log tail', () => {
     );
   });
 
-  test('alternating valid and invalid bytes (review finding §7) stay within the budget', () => {
+  test('alternating valid and invalid bytes (the NodeWright defect of §8) stay within the budget', () => {
     const bytes = Uint8Array.from({ length: 1000 }, (_, i) => (i % 2 ? 0xff : 0x41));
     const tail = sanitizeLogTail(bytes, 100);
     expect(utf8(tail)).toBeLessThanOrEqual(100);

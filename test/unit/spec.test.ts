@@ -1,6 +1,6 @@
 import { parseRolloutDocuments, stageTimeoutSeconds, type RolloutSpec } from '../../model';
 
-// Every webhook rule of skyhook-semantics.md §2, and Keelson's additions, with an accepted and a rejected example.
+// Every webhook rule of docs/architecture.md §2, and Keelson's additions, with an accepted and a rejected example.
 
 type Doc = Record<string, unknown>;
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;

@@ -168,7 +168,7 @@ test("G13 a cordon a failed drain left, and another rollout's cordon: each goes 
   await run(cluster, 'first', async (first) => {
     await eventually(async () => expect((await first.query(statusQuery)).status).toBe('erroring'));
     expect(cluster.cordoned.has(NODE)).toBe(true);
-    // Disabled, the first rollout no longer holds lower ones back (§4): the second cordons (the node is cordoned
+    // Disabled, the first rollout no longer holds lower ones back (§5.5): the second cordons (the node is cordoned
     // already), drains, and waits for its slow package before it reboots.
     await first.signal(disableSignal, { actor: 'sre', reason: 'let the firmware rollout through' });
     cluster.drainTimesOut = false;
