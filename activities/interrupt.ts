@@ -92,5 +92,5 @@ export async function runInterrupt(w: WaitContext, input: RunInterruptInput): Pr
     stage: 'interrupt',
     runId: input.runId,
   };
-  return runJob(w, manifest, identity, () => upsertStageConfigMaps(w.clients, ctx, input.owner, w.settings.agentImage));
+  return runJob(w, manifest, identity, () => upsertStageConfigMaps(w.clients, ctx, input.owner));
 }

@@ -51,6 +51,7 @@ export function jobContext(
     nodeMetadataConfigMap: safeName(253, input.rollout, input.node, 'metadata'),
     backoffLimit: s.backoffLimit,
     activeDeadlineSeconds: input.timeoutSeconds,
+    retentionSeconds: s.jobRetentionSeconds,
     ...(input.runId !== undefined && { runId: input.runId }),
   };
 }
@@ -134,12 +135,7 @@ export async function runJob(
   await beforeCreate();
   // A wait the workflow has stopped creates nothing more (G11); one stopped after this point has its Job deleted.
   await throwIfCancelled();
-  // Retention 0 sets no TTL: a zero TTL would let the Job controller delete a failed Job before it is recorded (G3).
-  const retention = w.settings.jobRetentionSeconds;
-  const body: V1Job = {
-    ...manifest,
-    spec: { ...manifest.spec, ...(retention > 0 && { ttlSecondsAfterFinished: retention }) },
-  } as V1Job;
+  const body = manifest as V1Job;
   for (;;) {
     let created: V1Job | undefined;
     try {
@@ -177,7 +173,7 @@ export function stageJobActivities(
         stage: input.stage,
         runId: input.runId,
       };
-      return runJob(w, manifest, identity, () => upsertStageConfigMaps(w.clients, ctx, pkg, w.settings.agentImage));
+      return runJob(w, manifest, identity, () => upsertStageConfigMaps(w.clients, ctx, pkg));
     },
     async setStageDeadline({ jobName, activeDeadlineSeconds }) {
       await patchJob(jobName, { activeDeadlineSeconds });

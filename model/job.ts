@@ -4,7 +4,13 @@ import { parseDurationMs } from './duration';
 import type { Interrupt } from './spec/package';
 import type { EnvVar, Toleration } from './spec/kube';
 import type { Package } from './spec/skyhook';
-import { AGENT_ENV, NODE_METADATA_MOUNT, PACKAGE_CONFIG_MOUNT, PACKAGE_COPY_COMMAND } from './wire';
+import {
+  AGENT_ENV,
+  NODE_METADATA_FILES,
+  NODE_METADATA_MOUNT,
+  PACKAGE_CONFIG_MOUNT,
+  PACKAGE_COPY_COMMAND,
+} from './wire';
 
 // Stage and interrupt Jobs (§3.1, as NodeWright runs them, §9): deterministic names, and the Job objects as plain
 // JSON, so activities create or adopt them and tests compare them without a Kubernetes client.
@@ -85,6 +91,7 @@ export interface JobManifest {
   spec: {
     backoffLimit: number;
     activeDeadlineSeconds: number;
+    ttlSecondsAfterFinished?: number;
     podReplacementPolicy?: 'Failed';
     podFailurePolicy?: { rules: { action: 'Ignore'; onPodConditions: { type: string }[] }[] };
     template: {
@@ -121,6 +128,8 @@ export interface JobContext {
   nodeMetadataConfigMap: string;
   backoffLimit: number;
   activeDeadlineSeconds: number;
+  /** How long a finished Job stays for its logs; 0 or unset: no TTL (Keelson deletes it once its outcome is recorded). */
+  retentionSeconds?: number;
   /** This run of the stage (G11), set as the Job's RUN_ANNOTATION; absent for runs recorded before it. */
   runId?: string;
 }
@@ -188,6 +197,9 @@ function job(
     spec: {
       backoffLimit: ctx.backoffLimit,
       activeDeadlineSeconds: ctx.activeDeadlineSeconds,
+      // No zero TTL: the Job controller would delete a failed Job before its failure is recorded (G3).
+      ...(ctx.retentionSeconds !== undefined &&
+        ctx.retentionSeconds > 0 && { ttlSecondsAfterFinished: ctx.retentionSeconds }),
       // Stage Jobs: a replacement pod only once the old one is gone (no two executors on the shared copy dir),
       // and evictions or preemptions do not count against the backoff limit.
       ...(!interrupt && {
@@ -237,6 +249,47 @@ function volumes(ctx: JobContext, packageConfigMap?: string): VolumeSpec[] {
 /** The package ConfigMap name `<rollout>-<pkg>-<version>` (§3.1), made a valid object name. */
 export function packageConfigMapName(rollout: string, pkg: Package): string {
   return safeName(253, rollout, pkg.name, pkg.version);
+}
+
+export interface ConfigMapManifest {
+  metadata: { name: string; labels: Record<string, string> };
+  data: Record<string, string>;
+}
+
+/**
+ * The ConfigMaps a stage pod mounts (§3.1): the node metadata (the Node's labels and annotations, and the package
+ * list the agent reads), and the package's configMap when it has one.
+ */
+export function buildStageConfigMaps(
+  ctx: JobContext,
+  pkg: Package,
+  node: { labels: Record<string, string>; annotations: Record<string, string> },
+): ConfigMapManifest[] {
+  const agent = pkg.agentImageOverride ?? ctx.agentImage;
+  const labels = { [`${KEELSON_PREFIX}rollout`]: safeLabelValue(ctx.rollout) };
+  const packages = {
+    [pkg.name]: {
+      name: pkg.name,
+      version: pkg.version,
+      image: pkg.image,
+      agentImageOverride: pkg.agentImageOverride,
+      interrupt: pkg.interrupt,
+      configInterrupts: pkg.configInterrupts,
+    },
+  };
+  const metadata: ConfigMapManifest = {
+    metadata: {
+      name: ctx.nodeMetadataConfigMap,
+      labels: { ...labels, [`${KEELSON_PREFIX}node`]: safeLabelValue(ctx.node) },
+    },
+    data: {
+      [NODE_METADATA_FILES.labels]: JSON.stringify(node.labels),
+      [NODE_METADATA_FILES.annotations]: JSON.stringify(node.annotations),
+      [NODE_METADATA_FILES.packages]: JSON.stringify({ agentVersion: agent.split(':').pop() ?? '', packages }),
+    },
+  };
+  if (Object.keys(pkg.configMap ?? {}).length === 0) return [metadata];
+  return [metadata, { metadata: { name: packageConfigMapName(ctx.rollout, pkg), labels }, data: { ...pkg.configMap } }];
 }
 
 /**

@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import {
   buildInterruptJob,
+  buildStageConfigMaps,
   buildStageJob,
+  packageConfigMapName,
   parseRolloutDocuments,
   RUN_ANNOTATION,
   safeLabelValue,
@@ -100,6 +102,14 @@ describe('stage Job (§3.1 as a Job)', () => {
     });
   });
 
+  test('finished Jobs stay for the retention as their TTL; retention 0 or unset sets no TTL (G3)', () => {
+    expect(job.spec.ttlSecondsAfterFinished).toBeUndefined();
+    expect(buildStageJob({ ...ctx, retentionSeconds: 0 }, pkg, 'apply').spec.ttlSecondsAfterFinished).toBeUndefined();
+    expect(buildStageJob({ ...ctx, retentionSeconds: 3600 }, pkg, 'apply').spec.ttlSecondsAfterFinished).toBe(3600);
+    const reboot = pkg.interrupt!;
+    expect(buildInterruptJob({ ...ctx, retentionSeconds: 60 }, pkg, reboot).spec.ttlSecondsAfterFinished).toBe(60);
+  });
+
   test('labels identify rollout, package, version, stage and node', () => {
     expect(job.metadata.labels).toEqual({
       'keelson.dev/rollout': 'demo',
@@ -151,6 +161,35 @@ describe('stage Job (§3.1 as a Job)', () => {
     expect(
       buildStageJob(ctx, { ...pkg, containerSHA: sha }, 'config').spec.template.spec.initContainers[0]!.image,
     ).toBe(`registry.local:5000/nvidia/agentless@${sha}`);
+  });
+});
+
+describe('stage ConfigMaps', () => {
+  const node = { labels: { zone: 'a' }, annotations: { note: 'x' } };
+
+  test('the node metadata the agent reads, and the package configMap under the name the Job mounts', () => {
+    const [metadata, config] = buildStageConfigMaps(ctx, pkg, node);
+    expect(metadata!.metadata.name).toBe(ctx.nodeMetadataConfigMap);
+    expect(buildStageJob(ctx, pkg, 'apply').spec.template.spec.volumes).toContainEqual({
+      name: 'package-config',
+      configMap: { name: config!.metadata.name },
+    });
+    expect(config).toEqual({
+      metadata: { name: packageConfigMapName('demo', pkg), labels: { 'keelson.dev/rollout': 'demo' } },
+      data: { a: 'b' },
+    });
+    expect(JSON.parse(metadata!.data['labels.json']!)).toEqual({ zone: 'a' });
+    expect(JSON.parse(metadata!.data['annotations.json']!)).toEqual({ note: 'x' });
+    const packages = JSON.parse(metadata!.data['packages.json']!) as { agentVersion: string; packages: object };
+    expect(packages.agentVersion).toBe('v6.4.1');
+    expect(packages.packages).toMatchObject({
+      dexter: { name: 'dexter', version: '1.2.3', interrupt: { type: 'reboot' } },
+    });
+  });
+
+  test('no package ConfigMap for a package without configMap', () => {
+    const bare = { ...pkg, configMap: {} };
+    expect(buildStageConfigMaps(ctx, bare, node).map((c) => c.metadata.name)).toEqual([ctx.nodeMetadataConfigMap]);
   });
 });
 
