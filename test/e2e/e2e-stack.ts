@@ -155,6 +155,8 @@ export class E2E {
   private workerExit?: Promise<void>;
   private readonly dir: string;
   private readonly env = stackEnv();
+  /** Every Job and Pod of this file's namespace, recorded from its start (useE2E). */
+  workloads!: WorkloadRecorder;
 
   /** `workerSettings`: worker environment variables (docs/settings.md) over the e2e defaults, for every start. */
   constructor(
@@ -448,6 +450,36 @@ export class E2E {
     for (const n of this.nodes) await this.core.deleteNode({ name: n }).catch(() => undefined);
     await this.core.deleteNamespace({ name: this.namespace }).catch(() => undefined);
   }
+}
+
+export interface E2ESuiteOptions {
+  /** Fake nodes of the file, created Ready before the tests. */
+  nodes?: number;
+  labels?: (i: number) => Record<string, string>;
+  /** Worker environment variables over the e2e defaults (docs/settings.md). */
+  workerSettings?: Record<string, string>;
+  /** How long the teardown may take: it deletes each rollout with one CLI call, most of a minute under load. */
+  stopTimeoutMs?: number;
+}
+
+/**
+ * The stack of one e2e file, as every file uses it: its nodes, worker and API started before the tests with a
+ * recorder of its Jobs and Pods (`e2e.workloads`), and everything deleted after them.
+ */
+export function useE2E(prefix: string, options: E2ESuiteOptions = {}): E2E {
+  const e2e = new E2E(prefix, options.workerSettings);
+  beforeAll(async () => {
+    await e2e.start({
+      ...(options.nodes && { nodes: options.nodes }),
+      ...(options.labels && { labels: options.labels }),
+    });
+    e2e.workloads = await e2e.recordWorkloads();
+  }, 120_000);
+  afterAll(async () => {
+    e2e.workloads?.stop();
+    await e2e.stop();
+  }, options.stopTimeoutMs ?? 120_000);
+  return e2e;
 }
 
 export function jobNodeName(j: V1Job): string | undefined {

@@ -1,19 +1,8 @@
-import { E2E, PREFIX, entry, sleep, skyhook, type NodeStateJson, type WorkloadRecorder } from './e2e-stack';
+import { useE2E, PREFIX, entry, sleep, skyhook, type NodeStateJson } from './e2e-stack';
 
 // G1 and G2 end to end: the worker process is SIGKILLed at random moments and started again while a rollout runs.
 
-const e2e = new E2E('guar');
-let rec: WorkloadRecorder;
-
-beforeAll(async () => {
-  await e2e.start({ nodes: 2 });
-  rec = await e2e.recordWorkloads();
-}, 120_000);
-
-afterAll(async () => {
-  rec?.stop();
-  await e2e.stop();
-}, 120_000);
+const e2e = useE2E('guar', { nodes: 2 });
 
 const STAGE_ORDER = ['uninstall', 'upgrade', 'apply', 'config', 'interrupt', 'post-interrupt'];
 const STATE_ORDER = ['unknown', 'skipped', 'in_progress', 'erroring', 'complete'];
@@ -126,8 +115,8 @@ test('G2 no second executor: with the worker SIGKILLed at random moments, one Jo
   console.log(`G2: ${kills} worker kills`);
   expect(kills).toBeGreaterThan(0);
   for (const node of nodes) {
-    const jobs = rec.jobKeys(node);
-    const pods = rec.podKeys(node);
+    const jobs = e2e.workloads.jobKeys(node);
+    const pods = e2e.workloads.podKeys(node);
     // Every key exactly once, over both rollouts (v1 then the upgrade to v2).
     expect(jobs).toEqual([...new Set(jobs)]);
     expect(pods).toEqual([...new Set(pods)]);

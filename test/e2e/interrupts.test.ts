@@ -1,20 +1,9 @@
 import type { V1Job, V1Node } from '@kubernetes/client-node';
-import { E2E, PREFIX, entry, isCordoned, skyhook, type WorkloadRecorder } from './e2e-stack';
+import { useE2E, PREFIX, entry, isCordoned, skyhook } from './e2e-stack';
 
 // §7 interrupt, interrupt-grouping: cordon, ONE merged interrupt per node (§3.5), reboot, uncordon.
 
-const e2e = new E2E('intr');
-let rec: WorkloadRecorder;
-
-beforeAll(async () => {
-  await e2e.start({ nodes: 2 });
-  rec = await e2e.recordWorkloads();
-}, 120_000);
-
-afterAll(async () => {
-  rec?.stop();
-  await e2e.stop();
-}, 120_000);
+const e2e = useE2E('intr', { nodes: 2 });
 
 /** The decoded agent argument of an interrupt Job ({type, services?}), from its base64 JSON container argument. */
 function interruptArgument(job: V1Job): { type: string; services?: string[] } {
@@ -46,9 +35,9 @@ test('interrupts and their merging: a reboot behind dependsOn and two service in
   };
   await e2e.startAndWait(name, [skyhook({ name, nodes: [node], packages })]);
   stopWatch();
-  const interrupts = rec.jobKeys(node).filter((k) => k.endsWith(':interrupt'));
+  const interrupts = e2e.workloads.jobKeys(node).filter((k) => k.endsWith(':interrupt'));
   expect(interrupts).toHaveLength(1);
-  const job = [...rec.jobs.values()].find((j) => j.metadata?.labels?.['keelson.dev/stage'] === 'interrupt')!;
+  const job = [...e2e.workloads.jobs.values()].find((j) => j.metadata?.labels?.['keelson.dev/stage'] === 'interrupt')!;
   expect(interruptArgument(job).type).toBe('node_restart');
   const state = await e2e.nodeState(node, name);
   for (const p of ['kernel', 'cron', 'daemons'])
@@ -71,7 +60,7 @@ test('interrupt-grouping: two service interrupts merge into one interrupt Job wi
     daemons: { version: '2.0.0', interrupt: { type: 'service', services: ['containerd', 'foobar'] } },
   };
   await e2e.startAndWait(name, [skyhook({ name, nodes: [node], packages })]);
-  const jobs = [...rec.jobs.values()].filter(
+  const jobs = [...e2e.workloads.jobs.values()].filter(
     (j) => j.spec?.template.spec?.nodeName === node && j.metadata?.labels?.['keelson.dev/stage'] === 'interrupt',
   );
   expect(jobs).toHaveLength(1);

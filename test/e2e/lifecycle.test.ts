@@ -1,19 +1,8 @@
-import { E2E, PREFIX, entry, skyhook, type WorkloadRecorder } from './e2e-stack';
+import { useE2E, PREFIX, entry, skyhook } from './e2e-stack';
 
 // §7 simple-skyhook, simple-update-skyhook, depends-on: the package lifecycle seen on the Node and in status.
 
-const e2e = new E2E('life');
-let rec: WorkloadRecorder;
-
-beforeAll(async () => {
-  await e2e.start({ nodes: 1 });
-  rec = await e2e.recordWorkloads();
-}, 120_000);
-
-afterAll(async () => {
-  rec?.stop();
-  await e2e.stop();
-}, 120_000);
+const e2e = useE2E('life', { nodes: 1 });
 
 test('package lifecycle: a 3-package DAG ends at config/complete in Skyhook nodeState JSON, labels and status', async () => {
   const node = e2e.nodes[0]!;
@@ -67,7 +56,7 @@ test('package lifecycle: a 3-package DAG ends at config/complete in Skyhook node
     nodes: { [node]: { status: 'complete' } },
   });
   // One Job per package and stage (apply, config), none for interrupt: no package interrupts.
-  expect(rec.jobKeys(node)).toEqual([
+  expect(e2e.workloads.jobKeys(node)).toEqual([
     'dexter@1.2.3:apply',
     'dexter@1.2.3:config',
     'foobar@1.2:apply',
@@ -76,8 +65,8 @@ test('package lifecycle: a 3-package DAG ends at config/complete in Skyhook node
     'spencer@3.2.3:config',
   ]);
   // dependsOn: spencer's apply Job was created only after dexter's config stage had ended.
-  const created = (key: string) => new Date(rec.job(node, key)!.metadata!.creationTimestamp!).getTime();
-  const completed = (key: string) => rec.stageEnd(rec.job(node, key)!)!;
+  const created = (key: string) => new Date(e2e.workloads.job(node, key)!.metadata!.creationTimestamp!).getTime();
+  const completed = (key: string) => e2e.workloads.stageEnd(e2e.workloads.job(node, key)!)!;
   expect(created('spencer@3.2.3:apply')).toBeGreaterThanOrEqual(completed('dexter@1.2.3:config'));
 
   // simple-update-skyhook: packages merged into a completed rollout run alone; completed ones do not run again.
@@ -88,11 +77,11 @@ test('package lifecycle: a 3-package DAG ends at config/complete in Skyhook node
     expect(Object.keys(s2.nodes[node].packages).sort()).toEqual(['dexter', 'foobar', 'newpkg', 'other', 'spencer']);
   });
   expect(entry(await e2e.nodeState(node, name), 'newpkg')).toMatchObject({ stage: 'config', state: 'complete' });
-  expect(rec.jobKeys(node).filter((k) => k.startsWith('dexter'))).toEqual([
+  expect(e2e.workloads.jobKeys(node).filter((k) => k.startsWith('dexter'))).toEqual([
     'dexter@1.2.3:apply',
     'dexter@1.2.3:config',
   ]);
-  expect(rec.jobKeys(node)).toHaveLength(10);
+  expect(e2e.workloads.jobKeys(node)).toHaveLength(10);
 });
 
 test('a rollout deleted and started again with the same manifest (`kubectl delete -f`, then `apply -f`) starts fresh and completes', async () => {
@@ -100,13 +89,13 @@ test('a rollout deleted and started again with the same manifest (`kubectl delet
   const name = 'again';
   const doc = skyhook({ name, nodes: [node], packages: { tools: { version: '1.0.0' } } });
   await e2e.startAndWait(name, [doc]);
-  const before = rec.jobKeys(node).filter((k) => k.startsWith('tools'));
+  const before = e2e.workloads.jobKeys(node).filter((k) => k.startsWith('tools'));
   expect(before).toEqual(['tools@1.0.0:apply', 'tools@1.0.0:config']);
   await e2e.cliOk(['rollout', 'delete', name]);
   const out = await e2e.startAndWait(name, [doc]);
   expect(out).toContain(`rollout ${name}: complete, 1/1 nodes complete`);
   // The new rollout ran every stage again (Jobs of its own): it read nothing the deleted one had written on the node.
-  expect(rec.jobKeys(node).filter((k) => k.startsWith('tools'))).toEqual([
+  expect(e2e.workloads.jobKeys(node).filter((k) => k.startsWith('tools'))).toEqual([
     'tools@1.0.0:apply',
     'tools@1.0.0:apply',
     'tools@1.0.0:config',

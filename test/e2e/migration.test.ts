@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { PatchStrategy, setHeaderOptions, Watch, type V1Pod } from '@kubernetes/client-node';
-import { E2E, PREFIX, eventually, skyhook, type NodeStateJson, type WorkloadRecorder } from './e2e-stack';
+import { useE2E, PREFIX, eventually, skyhook, type NodeStateJson } from './e2e-stack';
 
 // Issue 8 item 3 (docs/migration.md): a cluster that a Skyhook operator managed until it was scaled to zero. Node A
 // has kmod complete and driver half-way (apply in_progress, its raw package pod still running); node B has nothing.
@@ -9,7 +9,7 @@ import { E2E, PREFIX, eventually, skyhook, type NodeStateJson, type WorkloadReco
 // is done. As in step 2 of the guide, no Skyhook operator may run against the cluster meanwhile: one (such as the
 // bench's) would itself record the legacy pod's success in nodeState and delete the pod.
 
-const e2e = new E2E('mig');
+const e2e = useE2E('mig', { nodes: 2 });
 const ROLLOUT = 'gpu-stack';
 const OPERATOR_NS = `${e2e.cluster}-skyhook`;
 const AGENT = 'registry.example/skyhook/agent:6.4.1';
@@ -17,19 +17,14 @@ const AGENT = 'registry.example/skyhook/agent:6.4.1';
 const LEGACY_SECONDS = 60;
 const packages = { kmod: { version: '1.0.0' }, driver: { version: '2.0.0' } };
 const B_STAGES = ['driver@2.0.0:apply', 'driver@2.0.0:config', 'kmod@1.0.0:apply', 'kmod@1.0.0:config'];
-let rec: WorkloadRecorder;
 
 beforeAll(async () => {
-  await e2e.start({ nodes: 2 });
   await e2e.core.createNamespace({ body: { metadata: { name: OPERATOR_NS, labels: { 'keelson.dev/test': 'e2e' } } } });
-  rec = await e2e.recordWorkloads();
-}, 120_000);
+});
 
 afterAll(async () => {
-  rec?.stop();
   await e2e.core.deleteNamespace({ name: OPERATOR_NS }).catch(() => undefined);
-  await e2e.stop();
-}, 120_000);
+});
 
 /** Skyhook's generateSafeName: parts joined by `-`, dots to dashes, lowercased, cut, suffixed with 8 sha256 hex. */
 function skyhookSafeName(max: number, ...parts: string[]): string {
@@ -184,16 +179,16 @@ test('migration: Skyhook node state and a running legacy pod are adopted; no com
   expect(runningAtTakeover).toBe(true);
 
   // Node A: kmod untouched, driver apply not started again (the legacy pod was waited on); only driver config ran.
-  expect(rec.jobKeys(a)).toEqual(['driver@2.0.0:config']);
-  expect(rec.podKeys(a)).toEqual(['driver@2.0.0:config']);
-  expect(rec.jobKeys(b)).toEqual(B_STAGES);
-  expect(rec.podKeys(b)).toEqual(B_STAGES);
+  expect(e2e.workloads.jobKeys(a)).toEqual(['driver@2.0.0:config']);
+  expect(e2e.workloads.podKeys(a)).toEqual(['driver@2.0.0:config']);
+  expect(e2e.workloads.jobKeys(b)).toEqual(B_STAGES);
+  expect(e2e.workloads.podKeys(b)).toEqual(B_STAGES);
   // Nothing else appeared where the operator ran its pods: the one legacy pod, never replaced.
   expect([...operatorPods.keys()]).toEqual([legacy.metadata!.uid]);
   // driver config started only after the legacy apply pod's last init container (the apply check) had exited 0.
   const done = legacyNow()!.status!.initContainerStatuses!.at(-1)!;
   expect(done.state?.terminated?.exitCode).toBe(0);
-  const configJob = rec.job(a, 'driver@2.0.0:config')!;
+  const configJob = e2e.workloads.job(a, 'driver@2.0.0:config')!;
   expect(new Date(configJob.metadata!.creationTimestamp!).getTime()).toBeGreaterThanOrEqual(
     new Date(done.state!.terminated!.finishedAt!).getTime() - 1000,
   );
@@ -223,16 +218,16 @@ test('migration: the adopted legacy pod is deleted once its outcome is recorded,
   // and every later rerun would "adopt" the finished pod instead of running the stage.
   const legacy = await e2e.core.listNamespacedPod({ namespace: OPERATOR_NS });
   expect(legacy.items.filter((p) => !p.metadata?.deletionTimestamp)).toEqual([]);
-  rec.clear();
+  e2e.workloads.clear();
   expect(await e2e.cliOk(['node', 'rerun', a, '--rollout', ROLLOUT, '--package', 'driver'])).toBe(
     `node ${a}: driver of ${ROLLOUT} runs again\n`,
   );
   const rerun = ['driver@2.0.0:apply', 'driver@2.0.0:config'];
   await eventually(
     'driver apply and config Jobs on node A',
-    async () => expect(rec.jobKeys(a)).toEqual(rerun),
+    async () => expect(e2e.workloads.jobKeys(a)).toEqual(rerun),
     240_000,
   );
   await e2e.statusUntil(ROLLOUT, 'complete again', (s) => expect(s.status).toBe('complete'), 240_000);
-  expect(rec.jobKeys(a)).toEqual(rerun);
+  expect(e2e.workloads.jobKeys(a)).toEqual(rerun);
 }, 600_000);

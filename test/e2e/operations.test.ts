@@ -1,11 +1,10 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { E2E, PREFIX, entry, eventually, skyhook, type NodeStateJson, type WorkloadRecorder } from './e2e-stack';
+import { useE2E, PREFIX, entry, eventually, skyhook, type NodeStateJson } from './e2e-stack';
 
 // §7 CLI scenarios `node` and `package` (Skyhook's `kubectl skyhook node status|reset`, `package rerun|logs`), as a
 // user runs them: `keelson node status|reset|rerun` against the API, checked on the Node and in the Jobs created.
 
-const e2e = new E2E('ops');
-let rec: WorkloadRecorder;
+const e2e = useE2E('ops', { nodes: 3 });
 const ROLLOUT = 'ops';
 const packages = {
   alpha: { version: '1.0.0' },
@@ -18,18 +17,11 @@ const PRINTED = 'driver install failed: /dev/nvme9 not found (simulated)';
 
 // Both rollouts start here and run side by side (the machine is slow); each test waits for what it reads.
 beforeAll(async () => {
-  await e2e.start({ nodes: 3 });
-  rec = await e2e.recordWorkloads();
   const [a, b, c] = e2e.nodes as [string, string, string];
   await e2e.start_(ROLLOUT, [skyhook({ name: ROLLOUT, nodes: [a, b], packages })]);
   const bad = { version: '1.0.0', failStages: 'apply', env: { KEELSON_SIM_LOG: PRINTED } };
   await e2e.start_(BROKEN, [skyhook({ name: BROKEN, nodes: [c], packages: { bad } })]);
 }, 180_000);
-
-afterAll(async () => {
-  rec?.stop();
-  await e2e.stop();
-}, 120_000);
 
 /** `node status NODE --json`, parsed. */
 async function nodeStatus(node: string) {
@@ -49,8 +41,8 @@ async function nodeCompleteAgain(node: string): Promise<void> {
 test('node status (Skyhook CLI `node`): per rollout the node status and each package version, stage, state, restarts', async () => {
   const [a, b] = e2e.nodes as [string, string];
   await e2e.waitComplete(ROLLOUT, 240_000);
-  expect(rec.jobKeys(a)).toEqual(ALL_STAGES);
-  expect(rec.jobKeys(b)).toEqual(ALL_STAGES);
+  expect(e2e.workloads.jobKeys(a)).toEqual(ALL_STAGES);
+  expect(e2e.workloads.jobKeys(b)).toEqual(ALL_STAGES);
 
   expect(await nodeStatus(a)).toMatchObject({
     node: a,
@@ -86,7 +78,7 @@ test('node reset (Skyhook CLI `node`): the node state for the rollout is cleared
     const raw = n.metadata?.annotations?.[`${PREFIX}nodeState_${ROLLOUT}`];
     if (n.metadata?.name === a && raw !== undefined) seen.push(JSON.parse(raw) as NodeStateJson);
   });
-  rec.clear();
+  e2e.workloads.clear();
   try {
     expect(await e2e.cliOk(['node', 'reset', a, '--rollout', ROLLOUT])).toBe(`node ${a}: rollout ${ROLLOUT} reset\n`);
     await nodeCompleteAgain(a);
@@ -95,8 +87,8 @@ test('node reset (Skyhook CLI `node`): the node state for the rollout is cleared
   }
   // Cleared: between the completed state and the new run the annotation held no entry at all.
   expect(seen.some((state) => Object.keys(state).length === 0)).toBe(true);
-  expect(rec.jobKeys(a)).toEqual(ALL_STAGES);
-  expect(rec.jobKeys(b)).toEqual([]);
+  expect(e2e.workloads.jobKeys(a)).toEqual(ALL_STAGES);
+  expect(e2e.workloads.jobKeys(b)).toEqual([]);
 
   const unknownRollout = await e2e.cli(['node', 'reset', a, '--rollout', 'no-such-rollout']);
   expect(unknownRollout.code).toBe(4);
@@ -106,7 +98,7 @@ test('node reset (Skyhook CLI `node`): the node state for the rollout is cleared
 test('package rerun (Skyhook CLI `package`): only that package (or only that stage) runs again; other packages and nodes do not', async () => {
   const [a, b] = e2e.nodes as [string, string];
   const rerun = ['alpha@1.0.0:apply', 'alpha@1.0.0:config', 'beta@2.0.0:config'];
-  rec.clear();
+  e2e.workloads.clear();
   // Without --stage the entry is dropped: alpha runs from apply. With --stage the entry becomes {config, in_progress}.
   expect(await e2e.cliOk(['node', 'rerun', a, '--rollout', ROLLOUT, '--package', 'alpha'])).toBe(
     `node ${a}: alpha of ${ROLLOUT} runs again\n`,
@@ -115,11 +107,11 @@ test('package rerun (Skyhook CLI `package`): only that package (or only that sta
     `node ${a}: beta of ${ROLLOUT} runs again from config\n`,
   );
   await eventually('alpha apply and config, beta config Jobs on node a', async () =>
-    expect(rec.jobKeys(a)).toEqual(rerun),
+    expect(e2e.workloads.jobKeys(a)).toEqual(rerun),
   );
   await nodeCompleteAgain(a);
-  expect(rec.jobKeys(a)).toEqual(rerun);
-  expect(rec.jobKeys(b)).toEqual([]);
+  expect(e2e.workloads.jobKeys(a)).toEqual(rerun);
+  expect(e2e.workloads.jobKeys(b)).toEqual([]);
 
   const badStage = await e2e.cli(['node', 'rerun', a, '--rollout', ROLLOUT, '--package', 'beta', '--stage', 'bogus']);
   expect(badStage.code).toBe(1);

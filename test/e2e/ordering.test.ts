@@ -1,6 +1,6 @@
 import type { V1Job } from '@kubernetes/client-node';
 import {
-  E2E,
+  useE2E,
   PREFIX,
   entry,
   eventually,
@@ -10,30 +10,18 @@ import {
   sleep,
   stageKey,
   type SkyhookDef,
-  type WorkloadRecorder,
 } from './e2e-stack';
 
 // §7 strict-order and cli/lifecycle: order across rollouts on one node (priority, then name; a paused rollout holds
 // lower ones back, a disabled one does not, §5.5), and pause, resume, disable, enable through the CLI.
 
-const e2e = new E2E('order');
-let rec: WorkloadRecorder;
-
-beforeAll(async () => {
-  await e2e.start({ nodes: 3 });
-  rec = await e2e.recordWorkloads();
-}, 120_000);
-
 // Deleting each rollout is one CLI call, and under load one call can take most of a minute.
-afterAll(async () => {
-  rec?.stop();
-  await e2e.stop();
-}, 900_000);
+const e2e = useE2E('order', { nodes: 3, stopTimeoutMs: 900_000 });
 
 const PROTECT = 'keelson-e2e/protect';
 
 function rolloutJobs(node: string, rollout: string): V1Job[] {
-  return [...rec.jobs.values()].filter(
+  return [...e2e.workloads.jobs.values()].filter(
     (j) => jobNodeName(j) === node && j.metadata?.labels?.['keelson.dev/rollout'] === rollout,
   );
 }
@@ -44,7 +32,7 @@ const createdAt = (j: V1Job) => new Date(j.metadata!.creationTimestamp!).getTime
 function span(node: string, rollout: string): { start: number; end: number } {
   const jobs = rolloutJobs(node, rollout);
   if (jobs.length === 0) throw new Error(`no Job of ${rollout} on ${node}`);
-  const ends = jobs.map((j) => rec.stageEnd(j));
+  const ends = jobs.map((j) => e2e.workloads.stageEnd(j));
   if (ends.some((end) => end === undefined)) throw new Error(`a Job of ${rollout} on ${node} has not completed`);
   return { start: Math.min(...jobs.map(createdAt)), end: Math.max(...(ends as number[])) };
 }

@@ -1,6 +1,6 @@
 import type { V1Job, V1Node } from '@kubernetes/client-node';
 import {
-  E2E,
+  useE2E,
   PREFIX,
   entry,
   isCordoned,
@@ -9,27 +9,15 @@ import {
   type NodeStateJson,
   type PackageDef,
   type StatusJson,
-  type WorkloadRecorder,
 } from './e2e-stack';
 
 // §7 config-skyhook, uninstall-upgrade-skyhook, failure-skyhook: what a changed manifest does to packages already
 // on a node (config re-runs, config interrupts, upgrade, downgrade, uninstall) and how a failed stage is fixed.
 
-const e2e = new E2E('pkgs');
+const e2e = useE2E('pkgs', { nodes: 3 });
 // Generous: the machine running the suite is shared and slow; no assertion depends on time.
 const WAIT_MS = 300_000;
 const TEST_MS = 900_000;
-let rec: WorkloadRecorder;
-
-beforeAll(async () => {
-  await e2e.start({ nodes: 3 });
-  rec = await e2e.recordWorkloads();
-}, 120_000);
-
-afterAll(async () => {
-  rec?.stop();
-  await e2e.stop();
-}, 120_000);
 
 /** Starts the rollout and waits, polling its status, until it is complete. */
 async function startAndComplete(name: string, node: string, packages: Record<string, PackageDef>): Promise<void> {
@@ -74,7 +62,7 @@ afterEach(() => afterStops.splice(0).forEach((stop) => stop()));
 /** The Jobs created on the node since `before` was taken (a key in both counts once per Job). */
 function newJobs(node: string, before: string[]): string[] {
   const left = [...before];
-  return rec.jobKeys(node).filter((k) => {
+  return e2e.workloads.jobKeys(node).filter((k) => {
     const i = left.indexOf(k);
     if (i < 0) return true;
     left.splice(i, 1);
@@ -103,7 +91,7 @@ test(
     });
     await startAndComplete(name, node, packages({ 'game.properties': 'lives=3', 'ui.properties': 'blue' }));
     // No own interrupt: the configInterrupt only counts in a config cycle whose changed keys it matches.
-    expect(rec.jobKeys(node)).toEqual([
+    expect(e2e.workloads.jobKeys(node)).toEqual([
       'game@1.0.0:apply',
       'game@1.0.0:config',
       'plain@1.0.0:apply',
@@ -112,7 +100,7 @@ test(
     const { nodes } = await recordNodeStates(node, name);
 
     // A key without a configInterrupt: config runs again, nothing else; no cordon, no interrupt.
-    let before = rec.jobKeys(node);
+    let before = e2e.workloads.jobKeys(node);
     await applyAndComplete(name, node, packages({ 'game.properties': 'lives=3', 'ui.properties': 'red' }), 2);
     expect(newJobs(node, before)).toEqual(['game@1.0.0:config']);
     expect(nodes.some((n) => n.spec?.unschedulable === true)).toBe(false);
@@ -122,7 +110,7 @@ test(
     expect(entry(await e2e.nodeState(node, name), 'game')).toMatchObject({ stage: 'config', state: 'complete' });
 
     // The key with a configInterrupt: config, ONE service interrupt, post-interrupt; cordoned meanwhile.
-    before = rec.jobKeys(node);
+    before = e2e.workloads.jobKeys(node);
     const s = await applyAndComplete(name, node, packages({ 'game.properties': 'lives=5', 'ui.properties': 'red' }), 3);
     expect(newJobs(node, before)).toEqual(['game@1.0.0:config', 'game@1.0.0:interrupt', 'game@1.0.0:post-interrupt']);
     expect(nodes.some((n) => isCordoned(n, name))).toBe(true);
@@ -147,7 +135,7 @@ test(
       nullptr: { version: '1.0.0', ...mark('nullptr') },
     });
     const { seen } = await recordNodeStates(node, name);
-    let before = rec.jobKeys(node);
+    let before = e2e.workloads.jobKeys(node);
     const s = await applyAndComplete(
       name,
       node,
@@ -184,19 +172,19 @@ test(
       'nullptr@2.0.0:config',
       'nullptr@2.0.0:upgrade',
     ]);
-    const job = (key: string) => rec.job(node, key)!;
+    const job = (key: string) => e2e.workloads.job(node, key)!;
     expect(new Date(job('dogs@1.2.5:apply').metadata!.creationTimestamp!).getTime()).toBeGreaterThanOrEqual(
-      rec.stageEnd(job('dogs@1.2.6:uninstall'))!,
+      e2e.workloads.stageEnd(job('dogs@1.2.6:uninstall'))!,
     );
     expect(new Date(job('nullptr@2.0.0:config').metadata!.creationTimestamp!).getTime()).toBeGreaterThanOrEqual(
-      rec.stageEnd(job('nullptr@2.0.0:upgrade'))!,
+      e2e.workloads.stageEnd(job('nullptr@2.0.0:upgrade'))!,
     );
     // Uninstall runs from what the node state holds: without the package's env (§3.7); the other stages carry it.
     expect(envNames(job('cats@1.0.0:uninstall'))).not.toContain('PACKAGE_MARK');
     expect(envNames(job('dogs@1.2.5:apply'))).toContain('PACKAGE_MARK');
 
     // Removing every package uninstalls everything; the node state is left empty and the rollout complete.
-    before = rec.jobKeys(node);
+    before = e2e.workloads.jobKeys(node);
     await applyAndComplete(name, node, {}, 3);
     expect(newJobs(node, before)).toEqual(['dogs@1.2.5:uninstall', 'nullptr@2.0.0:uninstall']);
     expect(await e2e.nodeState(node, name)).toEqual({});
@@ -236,12 +224,12 @@ test(
     expect(failedJob?.status?.conditions?.some((c) => c.type === 'Failed' && c.status === 'True')).toBe(true);
 
     // The fixed manifest (same version, the failing setting gone): the failed stage runs again with it, and only it.
-    const before = rec.jobKeys(node);
+    const before = e2e.workloads.jobKeys(node);
     expect(before).toEqual(['bad@2.0.0:apply', 'bad@2.0.0:config', 'good@1.0.0:apply', 'good@1.0.0:config']);
     const s = await applyAndComplete(name, node, packages(), 2);
     expect(s.nodes[node].packages.bad).toMatchObject({ version: '2.0.0', stage: 'config', state: 'complete' });
     expect(newJobs(node, before)).toEqual(['bad@2.0.0:config']);
-    const fixedJobs = [...rec.jobs.values()].filter(
+    const fixedJobs = [...e2e.workloads.jobs.values()].filter(
       (j) => j.spec?.template.spec?.nodeName === node && !envNames(j).includes('KEELSON_SIM_FAIL_STAGES'),
     );
     expect(fixedJobs.filter((j) => j.metadata?.labels?.['keelson.dev/package'] === 'bad').map(stageKey)).toEqual([

@@ -1,24 +1,13 @@
 import type { V1Job } from '@kubernetes/client-node';
 import { initialBatchState } from '../../model';
-import { E2E, jobNodeName, skyhook, type StatusJson, type WorkloadRecorder } from './e2e-stack';
+import { useE2E, jobNodeName, skyhook, type StatusJson } from './e2e-stack';
 
 // §7 deployment-policy: legacy-compatibility, linear-strategy, multi-compartment, overlapping-selectors,
 // batch-state-reset. Batches are barriers (§2.2.2) sized by each compartment's strategy (§2.2.3); what a batch was
 // is read back from the Jobs' creation and completion times, and from the batch fields of `rollout status --json`.
 
-const e2e = new E2E('policy');
-let rec: WorkloadRecorder;
-
-beforeAll(async () => {
-  await e2e.start();
-  rec = await e2e.recordWorkloads();
-}, 120_000);
-
 // Deleting each rollout is one CLI call, and under load one call can take most of a minute.
-afterAll(async () => {
-  rec?.stop();
-  await e2e.stop();
-}, 900_000);
+const e2e = useE2E('policy', { stopTimeoutMs: 900_000 });
 
 type Strategy = Record<string, Record<string, number>>;
 
@@ -80,10 +69,10 @@ const seconds = (t: string | Date | undefined) => new Date(t!).getTime();
  */
 function batchesOf(nodes: readonly string[], version: string): string[][] {
   const spans = nodes.map((node) => {
-    const jobs = [...rec.jobs.values()].filter(
+    const jobs = [...e2e.workloads.jobs.values()].filter(
       (j: V1Job) => jobNodeName(j) === node && j.metadata?.labels?.['keelson.dev/version'] === version,
     );
-    const ends = jobs.map((j) => rec.stageEnd(j));
+    const ends = jobs.map((j) => e2e.workloads.stageEnd(j));
     if (jobs.length === 0 || ends.some((end) => end === undefined))
       throw new Error(`${node}: ${jobs.length} Jobs of ${version}, not all completed`);
     return {

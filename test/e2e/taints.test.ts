@@ -1,27 +1,16 @@
 import type { V1Node, V1Taint } from '@kubernetes/client-node';
 import { mergePatch } from '../../activities/clients';
-import { E2E, PREFIX, RUNTIME_TAINT, entry, eventually, hasTaint, skyhook, type WorkloadRecorder } from './e2e-stack';
+import { useE2E, PREFIX, RUNTIME_TAINT, entry, eventually, hasTaint, skyhook } from './e2e-stack';
 
 // §7 taint-scheduling, runtime-required: nodes whose taints a rollout does not tolerate are blocked, not run; the
 // runtime-required taint leaves each node once every runtimeRequired package is complete on it.
 
-const e2e = new E2E('taint');
+const e2e = useE2E('taint', { nodes: 4 });
 // Generous: the machine running the suite is shared and slow; no assertion depends on time.
 const WAIT_MS = 300_000;
 const TEST_MS = 900_000;
-let rec: WorkloadRecorder;
 const GPU_TAINT: V1Taint = { key: 'nvidia.com/gpu', effect: 'NoSchedule' };
 const GPU_TOLERATION = { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' };
-
-beforeAll(async () => {
-  await e2e.start({ nodes: 4 });
-  rec = await e2e.recordWorkloads();
-}, 120_000);
-
-afterAll(async () => {
-  rec?.stop();
-  await e2e.stop();
-}, 120_000);
 
 /** Sets the node's taints, as a provisioner or `kubectl taint` would. */
 async function setTaints(node: string, taints: V1Taint[]): Promise<void> {
@@ -51,22 +40,22 @@ test(
       WAIT_MS,
     );
     expect(blocked).toMatchObject({ status: 'blocked', completeNodes: '1/2' });
-    expect(rec.jobKeys(gpu)).toEqual([]);
+    expect(e2e.workloads.jobKeys(gpu)).toEqual([]);
     expect(await e2e.nodeState(gpu, name)).toBeUndefined();
 
     await e2e.apply(name, [skyhook({ name, nodes: [clean, gpu], packages, additionalTolerations: [GPU_TOLERATION] })]);
     const done = await e2e.waitComplete(name, WAIT_MS);
     expect(done.nodes[gpu].status).toBe('complete');
-    expect(rec.jobKeys(gpu)).toEqual([
+    expect(e2e.workloads.jobKeys(gpu)).toEqual([
       'base@1.0.0:apply',
       'base@1.0.0:config',
       'tools@1.1.0:apply',
       'tools@1.1.0:config',
     ]);
     // The clean node, complete already, ran nothing again for the new generation.
-    expect(rec.jobKeys(clean)).toHaveLength(4);
+    expect(e2e.workloads.jobKeys(clean)).toHaveLength(4);
     // Every stage Job tolerates the cordon, the runtime-required taint and the additionalTolerations (§3.1).
-    for (const job of [...rec.jobs.values()].filter((j) => j.spec?.template.spec?.nodeName === gpu)) {
+    for (const job of [...e2e.workloads.jobs.values()].filter((j) => j.spec?.template.spec?.nodeName === gpu)) {
       const tolerations = job.spec!.template.spec!.tolerations ?? [];
       expect(tolerations).toEqual(
         expect.arrayContaining([
@@ -136,7 +125,7 @@ test(
         },
         WAIT_MS,
       );
-      expect(rec.jobKeys(held)).toHaveLength(4);
+      expect(e2e.workloads.jobKeys(held)).toHaveLength(4);
     } finally {
       stopWatch();
     }

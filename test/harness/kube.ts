@@ -8,9 +8,25 @@ export function kubeClients() {
 }
 
 /** Creates a namespace for one test file, named uniquely so reruns never collide. */
-export async function testNamespace(core: CoreV1Api, prefix: string): Promise<string> {
-  const name = `${prefix}-${Date.now().toString(36)}`;
+const namespaceName = (prefix: string) => `${prefix}-${Date.now().toString(36)}`;
+
+async function createNamespace(core: CoreV1Api, name: string, prefix: string): Promise<void> {
   await core.createNamespace({ body: { metadata: { name, labels: { 'keelson.dev/test': prefix } } } });
+}
+
+export async function testNamespace(core: CoreV1Api, prefix: string): Promise<string> {
+  const name = namespaceName(prefix);
+  await createNamespace(core, name, prefix);
+  return name;
+}
+
+/** A namespace of the test file's own: named at once, created before its tests and deleted after them. */
+export function useTestNamespace(core: CoreV1Api, prefix: string): string {
+  const name = namespaceName(prefix);
+  beforeAll(() => createNamespace(core, name, prefix));
+  afterAll(async () => {
+    await core.deleteNamespace({ name });
+  });
   return name;
 }
 

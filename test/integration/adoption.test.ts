@@ -4,18 +4,11 @@ import { buildStageJob, interruptJobName, stageJobName } from '../../model';
 import type { RunInterruptInput } from '../../activities/contract';
 import { jobContext } from '../../activities/stage-jobs';
 import { workloadInformer } from '../../activities';
-import { testNamespace, until } from '../harness/kube';
+import { testNamespace, until, useTestNamespace } from '../harness/kube';
 import { pkg, ROLLOUT, stageInput, testActivities, testSettings } from './activity-env';
 
 const env = testActivities('placeholder');
-let ns: string;
-
-beforeAll(async () => {
-  ns = await testNamespace(env.core, 'adopt');
-});
-afterAll(async () => {
-  await env.core.deleteNamespace({ name: ns });
-});
+const ns = useTestNamespace(env.core, 'adopt');
 
 /** A raw package pod as a NodeWright operator made it before Jobs (§3.1): labels, package annotation, init chain. */
 function nodewrightPod(name: string, node: string, pkgName: string, stage: string, seconds: string) {

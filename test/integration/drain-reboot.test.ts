@@ -4,18 +4,11 @@ import { workloadInformer } from '../../activities';
 import type { RunInterruptInput } from '../../activities/contract';
 import { jobContext } from '../../activities/stage-jobs';
 import { isJobFinished } from '../../activities/workloads';
-import { testNamespace, until } from '../harness/kube';
+import { until, useTestNamespace } from '../harness/kube';
 import { pkg, ROLLOUT, testActivities, testSettings } from './activity-env';
 
 const env = testActivities('placeholder');
-let ns: string;
-
-beforeAll(async () => {
-  ns = await testNamespace(env.core, 'drain');
-});
-afterAll(async () => {
-  await env.core.deleteNamespace({ name: ns });
-});
+const ns = useTestNamespace(env.core, 'drain');
 
 test('a drain blocked by a PDB waits, then goes through when the PDB allows it', async () => {
   const { activities, kc } = testActivities(ns);

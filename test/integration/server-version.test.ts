@@ -2,17 +2,11 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { checkKubernetes, serverVersion } from '../../activities/server-version';
 import { ChangeSignal, WatchCache } from '../../activities/watch-cache';
 import { KUBE_FEATURES } from '../../model/kube-version';
-import { testNamespace, until } from '../harness/kube';
+import { until, useTestNamespace } from '../harness/kube';
 import { testActivities } from './activity-env';
 
 const env = testActivities('placeholder');
-let ns: string;
-beforeAll(async () => {
-  ns = await testNamespace(env.core, 'floor');
-});
-afterAll(async () => {
-  await env.core.deleteNamespace({ name: ns });
-});
+const ns = useTestNamespace(env.core, 'floor');
 
 test('G8 the local apiserver reports its version and passes the floor, dry-run fields included', async () => {
   const { gitVersion, version } = await serverVersion(env.clients);

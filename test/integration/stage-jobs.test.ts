@@ -3,19 +3,14 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
 import { RUN_ANNOTATION, stageJobName } from '../../model';
 import type { RunStageInput } from '../../activities/contract';
-import { testNamespace, until } from '../harness/kube';
+import { until, useTestNamespace } from '../harness/kube';
 import { laggingActivities, pkg, ROLLOUT, stageInput, testActivities } from './activity-env';
 
 const env = testActivities('placeholder');
-let ns: string;
+const ns = useTestNamespace(env.core, 'stage');
 let a: ReturnType<typeof testActivities>['activities'];
-
-beforeAll(async () => {
-  ns = await testNamespace(env.core, 'stage');
+beforeAll(() => {
   a = testActivities(ns).activities;
-});
-afterAll(async () => {
-  await env.core.deleteNamespace({ name: ns });
 });
 
 const jobNameOf = (node: string, name: string, stage = 'apply') =>
