@@ -137,14 +137,4 @@ export function manifest(
   ].join('\n');
 }
 
-export async function eventually<T>(check: () => Promise<T>, timeoutMs = 60_000, everyMs = 250): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > end) throw err;
-      await new Promise((r) => setTimeout(r, everyMs));
-    }
-  }
-}
+export { eventually } from '../harness/wait';

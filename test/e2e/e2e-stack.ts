@@ -121,24 +121,8 @@ async function freePort(): Promise<number> {
   });
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-export async function eventually<T>(what: string, check: () => Promise<T>, timeoutMs = 90_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > end) {
-        const msg = err instanceof Error ? err.message : String(err);
-        throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}: ${msg}`);
-      }
-      await sleep(300);
-    }
-  }
-}
+export { eventually, sleep } from '../harness/wait';
+import { eventually, sleep } from '../harness/wait';
 
 export class E2E {
   readonly cluster: string;

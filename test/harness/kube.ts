@@ -30,12 +30,4 @@ export function useTestNamespace(core: CoreV1Api, prefix: string): string {
   return name;
 }
 
-export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+export { until } from './wait';

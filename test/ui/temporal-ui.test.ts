@@ -47,12 +47,12 @@ test("the Temporal UI shows a node workflow's stage activity summaries and its c
   await k.keelson.startRollout(spec);
   // apply has completed and config runs now: one finished stage and one in flight.
   await eventually(
+    'apply complete and config in flight',
     async () => {
       const s = await k.keelson.nodeStatus(NODE);
       expect(s.rollouts[name]?.packages.base).toMatchObject({ stage: 'config', state: 'in_progress' });
     },
     120_000,
-    500,
   );
   const { link } = await k.keelson.nodeStatus(NODE);
   expect(link).toBe(`${UI}/namespaces/default/workflows/${encodeURIComponent(nodeWorkflowId(k.cluster, NODE))}`);
@@ -70,6 +70,7 @@ test("the Temporal UI shows a node workflow's stage activity summaries and its c
   await page.getByText('Pending Activities', { exact: false }).first().click();
   let body = '';
   await eventually(
+    'the pending runStage in the UI',
     async () => {
       body = await page.locator('main').innerText();
       // The in-flight runStage, with its heartbeat naming the config stage Job and its pod's state.
@@ -78,7 +79,6 @@ test("the Temporal UI shows a node workflow's stage activity summaries and its c
       expect(body).not.toMatch(new RegExp(`"jobName": "${name}-base-1-0-0-apply-`));
     },
     30_000,
-    1_000,
   ).catch((err: unknown) => {
     throw new Error(`${String(err)}\npage text:\n${body}`);
   });

@@ -86,19 +86,7 @@ export function rolloutSpec(
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls until the check passes (workflow progress is asynchronous); the last error explains a timeout. */
-export async function eventually(check: () => Promise<void> | void, timeoutMs = 60_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (err) {
-      if (Date.now() > end) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
+export { eventually } from '../harness/wait';
 
 /** Writes a run's history as a replay fixture when KEELSON_RECORD_HISTORIES is set. */
 export async function recordHistory(
