@@ -1,5 +1,5 @@
 import { runningPid } from '../../deploy/dev/processes';
-import { skyhook } from '../../test/e2e/e2e-stack';
+import { skyhook } from '../../deploy/dev/sim-manifests';
 import { CpuMeter, perNodeStage, stackRoles } from './cpu';
 import {
   BENCH_LABEL,
