@@ -18,7 +18,6 @@ type StageEnded = Parameters<ActivityMetrics['stageEnded']>[0];
 //   `max()` over the replicas, not `sum()`.
 
 export const STATUSES: readonly Status[] = StatusSchema.options;
-export const STATES = ['complete', 'in_progress', 'skipped', 'erroring', 'unknown'] as const;
 
 /** Where the scrape-time gauges come from: the worker wires Temporal and Kubernetes in, tests hand in fakes. */
 export interface GaugeSources {

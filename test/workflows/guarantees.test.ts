@@ -23,13 +23,7 @@ const pkg = (name: string, extra: Record<string, unknown> = {}) => ({
 });
 const rank = (e: NodeState[string]) => STAGES.indexOf(e.stage) * 2 + (e.state === 'complete' ? 1 : 0);
 
-async function start(
-  cluster: FakeCluster,
-  name: string,
-  packages: Record<string, unknown>,
-  taskQueue: string,
-  extra = {},
-) {
+async function start(name: string, packages: Record<string, unknown>, taskQueue: string, extra = {}) {
   const spec = rolloutSpec(name, { packages, ...extra });
   const handle = await t.env.client.workflow.start(rolloutWorkflow, {
     taskQueue,
@@ -44,7 +38,7 @@ test('G1 concurrent completions and a spec update mid-flight never move a writte
   // Both independent packages finish in the same instant on each node.
   cluster.script = () => ({ ms: 300 });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const { handle, spec } = await start(cluster, 'g1', { aa: pkg('aa'), bb: pkg('bb') }, taskQueue);
+    const { handle, spec } = await start('g1', { aa: pkg('aa'), bb: pkg('bb') }, taskQueue);
     await eventually(() => expect(cluster.callsOf('runStage').length).toBeGreaterThanOrEqual(4));
     const next = rolloutSpec('g1', {
       packages: { ...spec.spec.packages, cc: pkg('cc', { dependsOn: { aa: '1.0.0' } }) },
@@ -77,7 +71,7 @@ test('G4 a new stageTimeout patches the running Job deadline and waits again wit
   // Long enough that the update reaches the running stage on a loaded machine.
   cluster.script = () => ({ ms: 10_000 });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const { handle, spec } = await start(cluster, 'g4', { aa: pkg('aa') }, taskQueue, { stageTimeout: '1h' });
+    const { handle, spec } = await start('g4', { aa: pkg('aa') }, taskQueue, { stageTimeout: '1h' });
     await eventually(() => expect(cluster.callsOf('runStage')).toHaveLength(1));
     const job = stageJobName({ rollout: 'g4', package: 'aa', version: '1.0.0', stage: 'apply', node: 'node-1' });
     await handle.executeUpdate(updateSpecUpdate, { args: [{ ...spec, spec: { ...spec.spec, stageTimeout: '2h' } }] });
@@ -109,7 +103,7 @@ test('G5 pause then disable never resumes a suspended stage', async () => {
   // Long enough that the pause reaches the stage before it ends, even on a loaded machine; the test never waits it out.
   cluster.script = () => ({ ms: 60_000 });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const { handle } = await start(cluster, 'g5p', { aa: pkg('aa') }, taskQueue);
+    const { handle } = await start('g5p', { aa: pkg('aa') }, taskQueue);
     await eventually(() => expect(cluster.callsOf('runStage')).toHaveLength(1));
     const job = stageJobName({ rollout: 'g5p', package: 'aa', version: '1.0.0', stage: 'apply', node: 'node-1' });
     await handle.signal(pauseSignal, { actor: 'sre', reason: 'investigate' });
@@ -133,7 +127,7 @@ test('G5 rerun and reset against a late completion never revive the removed run'
   // The first apply is still running when rerun and reset come; later runs are quick.
   cluster.script = (i) => ({ ms: i.stage === 'apply' && applies++ < 2 ? 1500 : 100 });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const { handle } = await start(cluster, 'g5r', { aa: pkg('aa') }, taskQueue);
+    const { handle } = await start('g5r', { aa: pkg('aa') }, taskQueue);
     const node = t.env.client.workflow.getHandle(nodeWorkflowId('g5r', 'node-1'));
     await eventually(() => expect(cluster.stagesOn('node-1')).toEqual(['aa@1.0.0:apply']));
     const firstJob = cluster.jobs.get(
