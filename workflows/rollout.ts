@@ -56,9 +56,11 @@ import {
   requestInterruptSignal,
   resetBatchesUpdate,
   resumeSignal,
+  STARTED_BY_MEMO,
   statusQuery,
   updateSpecUpdate,
   type Actor,
+  type ChangedBy,
   type LeaseCheckArgs,
   type NodeSettings,
 } from './messages';
@@ -158,6 +160,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     return (actor: Actor) => {
       log.info(`${kind} rollout ${name}`, { ...actor });
       Object.assign(s, change);
+      s.lastChange = { action: kind, ...actor, generation: s.generation };
       for (const node of admittedNodes()) s.outbox.push({ node, kind, actor });
       poke();
     };
@@ -187,7 +190,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   });
   setHandler(
     updateSpecUpdate,
-    (spec) => {
+    (spec, by) => {
       const parsed = RolloutSpecSchema.parse(spec);
       // Nodes with work in flight take the new spec at once (a new stageTimeout reaches running stages, G4) and stay
       // in their batch, which keeps its barrier (G14); settled nodes take it when their batch comes again. Patched:
@@ -197,6 +200,10 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
         : [];
       s.generation++;
       s.spec = parsed;
+      if (by) {
+        log.info(`update rollout ${name}`, { actor: by.actor, generation: s.generation });
+        s.lastChange = { action: 'update', actor: by.actor, generation: s.generation };
+      }
       if (parsed.resetBatchStateOnCompletion)
         for (const b of Object.values(s.batches)) Object.assign(b, newCompartmentBatch());
       for (const node of inFlight) {
@@ -211,7 +218,8 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     },
     {
       // Synchronous: the SDK ignores what an async validator returns.
-      validator: (spec) => {
+      // Both parameters, so the handler's types include the optional second one.
+      validator: (spec, _by?: ChangedBy) => {
         const parsed = RolloutSpecSchema.safeParse(spec);
         if (!parsed.success) {
           const issue = parsed.error.issues[0]!;
@@ -423,6 +431,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     const details =
       `**rollout** ${name} (generation ${s.generation}): **${view.status}**, ${view.completeNodes} nodes complete\n` +
       `- interrupt permits held by: ${view.permits.join(', ') || 'none'}\n` +
+      audit() +
       Object.entries(view.compartmentStatuses)
         .map(([c, v]) => `- compartment ${c}: batch ${v.batchState.currentBatch}, ${v.inProgress} in progress`)
         .join('\n');
@@ -434,6 +443,16 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       { key: packageKey, value: packages },
       { key: stateKey, value: view.status },
     ]);
+  }
+
+  /** Who started the rollout and who changed it last, for the Web UI's details. */
+  function audit(): string {
+    const startedBy = workflowInfo().memo?.[STARTED_BY_MEMO];
+    const c = s.lastChange;
+    return (
+      (typeof startedBy === 'string' ? `- started by ${startedBy}\n` : '') +
+      (c ? `- last change: ${c.action} by ${c.actor}${c.reason ? ` (${c.reason})` : ''}\n` : '')
+    );
   }
 
   /** Lists the nodes again every relistInterval, however busy the rollout is: one timer per interval. */

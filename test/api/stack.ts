@@ -3,9 +3,11 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import { createActivities, workloadInformer } from '../../activities';
+import type { AccessLogEntry } from '../../client/api/access-log';
 import { buildApi } from '../../client/api/server';
 import { ApiSettingsSchema } from '../../client/api/settings';
 import { KeelsonClient } from '../../client/lib';
+import { unnamedToken, type ApiToken } from '../../model/access';
 import { activitySettings, loadConfig } from '../../workers/config';
 import { kubeClients, testNamespace } from '../harness/kube';
 import { testWorkflowBundlePath } from '../harness/workflow-bundle';
@@ -22,12 +24,21 @@ export interface TestKeelson {
   keelson: KeelsonClient;
   temporal: Client;
   app: FastifyInstance;
+  /** Every access-log entry the API wrote, oldest first. */
+  accessLog: AccessLogEntry[];
   stop(): Promise<void>;
 }
 
 let runtimeInstalled = false;
 
 export const TOKEN = 'test-token-0123456789abcdef';
+/** Named tokens of one scope each, beside the unnamed TOKEN (every scope). */
+export const SCOPED: Record<'reader' | 'operator' | 'deployer' | 'prometheus', ApiToken> = {
+  reader: { name: 'reader', scopes: ['read'], token: 'reader-token-0123456789' },
+  operator: { name: 'operator', scopes: ['operate'], token: 'operator-token-0123456789' },
+  deployer: { name: 'deployer', scopes: ['deploy'], token: 'deployer-token-0123456789' },
+  prometheus: { name: 'prometheus', scopes: ['metrics'], token: 'prometheus-token-0123456789' },
+};
 
 /** With `worker: false`, only the API (requests that need no workflow progress: auth, validation, documents). */
 export async function startTestKeelson(prefix: string, opts: { worker?: boolean } = {}): Promise<TestKeelson> {
@@ -79,7 +90,13 @@ export async function startTestKeelson(prefix: string, opts: { worker?: boolean 
     KEELSON_API_TOKEN: TOKEN,
   });
   const keelson = await KeelsonClient.connect(apiSettings);
-  const app = await buildApi({ keelson, tokens: [TOKEN], bodyLimitBytes: 64 * 1024 });
+  const accessLog: AccessLogEntry[] = [];
+  const app = await buildApi({
+    keelson,
+    tokens: [unnamedToken(TOKEN), ...Object.values(SCOPED)],
+    bodyLimitBytes: 64 * 1024,
+    accessLog: (entry) => accessLog.push(entry),
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const port = (app.server.address() as AddressInfo).port;
   return {
@@ -91,6 +108,7 @@ export async function startTestKeelson(prefix: string, opts: { worker?: boolean 
     keelson,
     temporal,
     app,
+    accessLog,
     async stop() {
       await app.close();
       // Rollouts this file started are cancelled so their node workflows forget them.
