@@ -1,6 +1,7 @@
 // The activities the workflows call, as types only: workflows import this file with `import type`, the
 // Kubernetes implementation (activities/index.ts, createActivities) satisfies it, and workflow tests supply fakes.
 import type { Interrupt, LabelSelector, NodeState, Package, RolloutKind, Stage, Status, Toleration } from '../model';
+import type { ImagePolicy } from '../model/image-policy';
 
 /** Identifies the rollout a piece of work belongs to, and where its metadata lives on Nodes and Jobs. */
 export interface RolloutRef {
@@ -102,6 +103,8 @@ export interface NodeTimeouts {
 export interface KeelsonActivities {
   /** The worker's settings for the interrupt flow, read once by each new rollout. */
   nodeTimeouts(): Promise<NodeTimeouts>;
+  /** The worker's image policy, read by each rollout at its start and at every spec update. */
+  imagePolicy(): Promise<ImagePolicy>;
   /** Create or adopt the stage Job and wait for its end; cancelling leaves the Job in place. */
   runStage(input: RunStageInput): Promise<StageResult>;
   /** Create or adopt the merged interrupt Job once no package workload runs on the node (G2), and wait for it. */

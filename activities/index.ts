@@ -90,6 +90,7 @@ export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetric
     waitForProtectedPods: (input) => waitForProtectedPods(clients, settings, input),
     drain: (input) => drain(clients, settings, input),
     nodeTimeouts: async () => settings.nodeTimeouts,
+    imagePolicy: async () => settings.imagePolicy,
     waitForReboot: (input) => waitForReboot(clients, settings, input),
     removeTaint: (input) => removeTaint(clients, input),
     listNodes: ({ selector }) => listNodes(clients, selector),

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import type { ActivitySettings } from '../activities/settings';
 import { DEFAULT_LEGACY_PREFIXES } from '../activities/settings';
+import { imagePolicyOf, ImagePolicySettingsSchema } from './image-policy-settings';
 
 // Every worker knob, in ONE schema read from the environment (G9). A bad value stops start-up with a message that
 // names the setting, the value given and what is allowed. The docs' settings table is generated from `describe`.
@@ -114,6 +115,7 @@ export const WorkerConfigSchema = z
       .default('/var/log/skyhook')
       .describe('host directory of agent logs'),
     KEELSON_IMAGE_PULL_SECRET: z.string().min(1).optional().describe('image pull secret of stage pods'),
+    ...ImagePolicySettingsSchema.shape,
     KEELSON_RUNTIME_REQUIRED_TAINT: z
       .string()
       .regex(/^[^=:\s]+(=[^:\s]*)?:(NoSchedule|PreferNoSchedule|NoExecute)$/, 'must be key[=value]:Effect')
@@ -234,6 +236,7 @@ export function activitySettings(config: WorkerConfig): ActivitySettings {
     copyDirRoot: config.KEELSON_COPY_DIR_ROOT,
     agentLogRoot: config.KEELSON_AGENT_LOG_ROOT,
     imagePullSecret: config.KEELSON_IMAGE_PULL_SECRET,
+    imagePolicy: imagePolicyOf(config),
     runtimeRequiredTaint: config.KEELSON_RUNTIME_REQUIRED_TAINT,
     pollSeconds: config.KEELSON_POLL_SECONDS,
     nodeTimeouts: {

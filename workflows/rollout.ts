@@ -25,6 +25,7 @@ import {
   type AssignedCompartment,
   type RolloutSpec,
 } from '../model';
+import { imagePolicyErrors, type ImagePolicy } from '../model/image-policy';
 import { untoleratedTaint } from '../model/taints';
 import { SHORT_CALL_TIMEOUT } from './activity-timeouts';
 import { admitNext, newCompartmentBatch, type AdmissionMode } from './batch-admission';
@@ -123,10 +124,25 @@ const NODE_CONTROL = {
   enable: nodeEnableSignal,
 };
 
+/** Refuses a spec the schema or the worker's image policy does not allow, as a failure naming every field. */
+function refuseSpec(spec: unknown, policy: ImagePolicy | undefined): void {
+  const parsed = RolloutSpecSchema.safeParse(spec);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw ApplicationFailure.nonRetryable(`${issue.path.join('.')}: ${issue.message}`, 'InvalidSpec');
+  }
+  const errors = policy ? imagePolicyErrors(parsed.data, policy) : [];
+  if (errors.length > 0) {
+    throw ApplicationFailure.nonRetryable(errors.map((e) => `${e.path}: ${e.message}`).join('; '), 'InvalidSpec');
+  }
+}
+
 export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   const { cluster } = input;
   let options: RolloutOptions = { ...DEFAULT_ROLLOUT_OPTIONS, ...input.options };
   const name = input.spec.name;
+  /** The worker's image policy as last read (at start, at each spec update); undefined in older histories. */
+  let policy: ImagePolicy | undefined;
   const s: RolloutCarried = input.carried ?? {
     generation: 1,
     spec: input.spec,
@@ -190,7 +206,13 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   });
   setHandler(
     updateSpecUpdate,
-    (spec, by) => {
+    async (spec, by) => {
+      // The policy may have changed since the start: read it again, and refuse a spec outside it. Patched: histories
+      // before it applied an update at once.
+      if (patched(PATCHES.imagePolicy)) {
+        policy = await act.imagePolicy();
+        refuseSpec(spec, policy);
+      }
       const parsed = RolloutSpecSchema.parse(spec);
       // Nodes with work in flight take the new spec at once (a new stageTimeout reaches running stages, G4) and stay
       // in their batch, which keeps its barrier (G14); settled nodes take it when their batch comes again. Patched:
@@ -220,13 +242,9 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       // Synchronous: the SDK ignores what an async validator returns.
       // Both parameters, so the handler's types include the optional second one.
       validator: (spec, _by?: ChangedBy) => {
-        const parsed = RolloutSpecSchema.safeParse(spec);
-        if (!parsed.success) {
-          const issue = parsed.error.issues[0]!;
-          throw ApplicationFailure.nonRetryable(`${issue.path.join('.')}: ${issue.message}`, 'InvalidSpec');
-        }
-        if (parsed.data.name !== name) {
-          throw ApplicationFailure.nonRetryable(`spec is for ${parsed.data.name}, not ${name}`, 'InvalidSpec');
+        refuseSpec(spec, policy);
+        if (spec.name !== name) {
+          throw ApplicationFailure.nonRetryable(`spec is for ${spec.name}, not ${name}`, 'InvalidSpec');
         }
       },
     },
@@ -468,6 +486,14 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     }
   }
 
+  // Whoever can start workflows can start this one (docs/operations.md, "Trust boundary"): the input is checked, not
+  // trusted, and the image policy is the worker's, never the starter's. A spec the schema or the policy refuses fails
+  // the rollout here, before it lists a node. Patched: histories before it trusted their input.
+  if (patched(PATCHES.imagePolicy)) {
+    refuseSpec(input.spec, undefined);
+    policy = await act.imagePolicy();
+    refuseSpec(s.spec, policy);
+  }
   // Node timeouts and the drain policy are the worker's settings unless the starter gave them: read once, at the
   // first run (after the handlers are set, so status queries answer meanwhile), so history holds what this rollout
   // uses, and continue-as-new carries them in its options.

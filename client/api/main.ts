@@ -1,3 +1,4 @@
+import { imagePolicyOf } from '../../workers/image-policy-settings';
 import { KeelsonClient, SettingsError } from '../lib';
 import { jsonLines } from './access-log';
 import { loadTokens } from './auth';
@@ -16,6 +17,7 @@ async function main(): Promise<void> {
     tokens,
     bodyLimitBytes: settings.KEELSON_API_BODY_LIMIT_BYTES,
     accessLog: jsonLines((line) => process.stdout.write(line)),
+    imagePolicy: imagePolicyOf(settings),
   });
   const address = await app.listen({ host: settings.KEELSON_API_HOST, port: settings.KEELSON_API_PORT });
   process.stderr.write(

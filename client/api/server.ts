@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { z } from 'zod';
 import { errorMap, toValidationErrors } from '../../model';
 import { missingScopes, routeAccess, type ApiToken } from '../../model/access';
+import { OPEN_IMAGE_POLICY, type ImagePolicy } from '../../model/image-policy';
 import { InvalidError, KeelsonError, type KeelsonClient, type KeelsonErrorKind } from '../lib';
 import type { AccessLog } from './access-log';
 import { tokenChecker } from './auth';
@@ -20,6 +21,8 @@ export interface ApiOptions {
   logger?: boolean;
   /** Receives one entry a request (route, actor, status, rollout, duration). */
   accessLog?: AccessLog;
+  /** What rollouts may run; default: anything (the worker's policy still applies). */
+  imagePolicy?: ImagePolicy;
 }
 
 /** What a request carries from the auth hook to its handler and the access log. */
@@ -50,6 +53,7 @@ function sendError(
 
 export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   const { keelson } = opts;
+  const imagePolicy = opts.imagePolicy ?? OPEN_IMAGE_POLICY;
   const identify = tokenChecker(opts.tokens);
   const audits = new WeakMap<FastifyRequest, RequestAudit>();
   const audit = (req: FastifyRequest): RequestAudit => {
@@ -165,7 +169,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   app.get('/openapi.json', async () => openapi);
 
   app.post('/v1/rollouts', async (req, reply) => {
-    const spec = rolloutFromBody(req.body);
+    const spec = rolloutFromBody(req.body, imagePolicy);
     about(req, spec.name);
     const result = await keelson.startRollout(spec, actorOf(req));
     return reply.code(result.created ? 201 : 200).send(result);
@@ -177,7 +181,11 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   });
   app.put('/v1/rollouts/:name', async (req) => {
     const { name } = parse(NameParamsSchema, req.params, 'params');
-    const { changed, generation, ref } = await keelson.updateSpec(name, rolloutFromBody(req.body), actorOf(req));
+    const { changed, generation, ref } = await keelson.updateSpec(
+      name,
+      rolloutFromBody(req.body, imagePolicy),
+      actorOf(req),
+    );
     return { ...ref, changed, generation };
   });
   app.delete('/v1/rollouts/:name', async (req, reply) => {

@@ -1,4 +1,5 @@
 import type { Package } from '../../model';
+import { OPEN_IMAGE_POLICY } from '../../model/image-policy';
 import { createActivities, workloadInformer } from '../../activities';
 import { makeClients } from '../../activities/clients';
 import type { ActivitySettings } from '../../activities/settings';
@@ -26,6 +27,7 @@ export function testSettings(namespace: string, overrides: Partial<ActivitySetti
     agentLogRoot: '/var/log/skyhook',
     runtimeRequiredTaint: 'skyhook.nvidia.com=runtime-required:NoSchedule',
     pollSeconds: 1,
+    imagePolicy: OPEN_IMAGE_POLICY,
     nodeTimeouts: {
       protectedPodsTimeoutSeconds: 60,
       drainTimeoutSeconds: 60,

@@ -2,6 +2,7 @@ import { ApplicationFailure, Context, heartbeat } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { KeelsonActivities, NodeFacts, NodeTimeouts, RunStageInput, StageResult } from '../../activities/contract';
 import { encodeNodeState, stageJobName, type NodeState, type Status } from '../../model';
+import { OPEN_IMAGE_POLICY, type ImagePolicy } from '../../model/image-policy';
 import { nodeWorkflowId } from '../../workflows/messages';
 
 // Fake Kubernetes for workflow tests: plain functions with the activity contract, recording every call. Jobs run
@@ -86,6 +87,8 @@ export class FakeCluster {
     drainOnTimeout: 'wait',
     rebootTimeoutSeconds: 1800,
   };
+  /** What imagePolicy answers: the worker's image policy, as a rollout reads it at its start and each update. */
+  imagePolicy: ImagePolicy = OPEN_IMAGE_POLICY;
 
   constructor(nodeNames: string[], labels: (node: string) => Record<string, string> = () => ({})) {
     this.nodes = nodeNames.map((name) => ({
@@ -172,6 +175,10 @@ export class FakeCluster {
       nodeTimeouts: async () => {
         record('nodeTimeouts', {});
         return this.nodeTimeouts;
+      },
+      imagePolicy: async () => {
+        record('imagePolicy', {});
+        return this.imagePolicy;
       },
       runStage: async (input) => {
         record('runStage', input);
