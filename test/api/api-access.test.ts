@@ -1,4 +1,6 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { rolloutFromBody } from '../../client/api/manifest-body';
 import type { temporal } from '@temporalio/proto';
 import { rolloutWorkflowId } from '../../workflows/messages';
 import { caller } from './http';
@@ -18,7 +20,7 @@ const deployer = as('deployer');
 const prometheus = as('prometheus');
 
 beforeAll(async () => {
-  k = await startTestKeelson('apia');
+  k = await startTestKeelson('apia', { policy: { KEELSON_IMAGE_ALLOWED_PREFIXES: 'registry.example/keelson/' } });
 }, 120_000);
 
 afterAll(async () => {
@@ -135,4 +137,37 @@ test('the actor is the token name: in the start memo, the update and signal argu
       `GET /v1/rollouts/:name reader 200`,
     ]),
   );
+});
+
+test('an image outside the policy: the API refuses it (400 naming the field); started straight through Temporal, the worker fails it', async () => {
+  const outsider = `outside-${Date.now().toString(36)}`;
+  const body = manifest(outsider, NODES, { base: { version: '1.0.0' } }).replace(
+    'image: registry.example/keelson/base',
+    'image: evil.example/keelson/base',
+  );
+  const refused = await deployer('POST', '/v1/rollouts', body, 'application/yaml');
+  expect(refused.status).toBe(400);
+  expect(refused.body.errors).toEqual([
+    {
+      path: `Skyhook/${outsider}.spec.packages.base.image`,
+      message:
+        '"evil.example/keelson/base" is outside the image policy; allowed: registry.example/keelson/ ' +
+        '(KEELSON_IMAGE_ALLOWED_PREFIXES)',
+    },
+  ]);
+  const put = await deployer('PUT', `/v1/rollouts/${outsider}`, body, 'application/yaml');
+  expect(put.status).toBe(400);
+  expect(put.body.errors[0].path).toBe(`Skyhook/${outsider}.spec.packages.base.image`);
+
+  // The client library starts workflows itself, as anyone with access to the Temporal namespace can.
+  const started = await k.keelson.startRollout(rolloutFromBody(body));
+  const handle = k.temporal.workflow.getHandle(started.workflowId, started.runId);
+  const err = await handle.result().catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(WorkflowFailedError);
+  const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
+  expect(cause).toBeInstanceOf(ApplicationFailure);
+  expect(cause.type).toBe('InvalidSpec');
+  expect(cause.message).toContain('spec.packages.base.image: "evil.example/keelson/base" is outside the image policy');
+  const { events } = await handle.fetchHistory();
+  expect(events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'listNodes')).toEqual([]);
 });

@@ -9,6 +9,7 @@ import { ApiSettingsSchema } from '../../client/api/settings';
 import { KeelsonClient } from '../../client/lib';
 import { unnamedToken, type ApiToken } from '../../model/access';
 import { activitySettings, loadConfig } from '../../workers/config';
+import { imagePolicyOf } from '../../workers/image-policy-settings';
 import { kubeClients, testNamespace } from '../harness/kube';
 import { testWorkflowBundlePath } from '../harness/workflow-bundle';
 
@@ -40,8 +41,14 @@ export const SCOPED: Record<'reader' | 'operator' | 'deployer' | 'prometheus', A
   prometheus: { name: 'prometheus', scopes: ['metrics'], token: 'prometheus-token-0123456789' },
 };
 
-/** With `worker: false`, only the API (requests that need no workflow progress: auth, validation, documents). */
-export async function startTestKeelson(prefix: string, opts: { worker?: boolean } = {}): Promise<TestKeelson> {
+/**
+ * With `worker: false`, only the API (requests that need no workflow progress: auth, validation, documents).
+ * `policy` holds image-policy settings (KEELSON_IMAGE_*, KEELSON_ENV_SECRET_ALLOWLIST) given to the worker and the API.
+ */
+export async function startTestKeelson(
+  prefix: string,
+  opts: { worker?: boolean; policy?: Record<string, string> } = {},
+): Promise<TestKeelson> {
   if (!runtimeInstalled) {
     Runtime.install({ logger: new DefaultLogger('ERROR') });
     runtimeInstalled = true;
@@ -64,6 +71,7 @@ export async function startTestKeelson(prefix: string, opts: { worker?: boolean 
       KEELSON_BACKOFF_LIMIT: '1',
       KEELSON_JOB_RETENTION_SECONDS: '600',
       KEELSON_POLL_SECONDS: '1',
+      ...opts.policy,
     }),
   );
   const worker =
@@ -88,6 +96,7 @@ export async function startTestKeelson(prefix: string, opts: { worker?: boolean 
     KEELSON_CLUSTER: cluster,
     KEELSON_TASK_QUEUE: taskQueue,
     KEELSON_API_TOKEN: TOKEN,
+    ...opts.policy,
   });
   const keelson = await KeelsonClient.connect(apiSettings);
   const accessLog: AccessLogEntry[] = [];
@@ -96,6 +105,7 @@ export async function startTestKeelson(prefix: string, opts: { worker?: boolean 
     tokens: [unnamedToken(TOKEN), ...Object.values(SCOPED)],
     bodyLimitBytes: 64 * 1024,
     accessLog: (entry) => accessLog.push(entry),
+    imagePolicy: imagePolicyOf(apiSettings),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const port = (app.server.address() as AddressInfo).port;
