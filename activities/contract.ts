@@ -2,6 +2,7 @@
 // Kubernetes implementation (activities/index.ts, createActivities) satisfies it, and workflow tests supply fakes.
 import type { Interrupt, LabelSelector, NodeState, Package, RolloutKind, Stage, Status, Toleration } from '../model';
 import type { Taint } from '../model/taints';
+import type { ImagePolicy } from '../model/image-policy';
 
 /** Identifies the rollout a piece of work belongs to, and where its metadata lives on Nodes and Jobs. */
 export interface RolloutRef {
@@ -111,6 +112,8 @@ export interface RolloutWorkerSettings extends NodeTimeouts {
 export interface KeelsonActivities {
   /** The worker's settings for rollouts (interrupt flow, runtime-required taint, key prefix), read once by each. */
   nodeTimeouts(): Promise<RolloutWorkerSettings>;
+  /** The worker's image policy, read by each rollout at its start and at every spec update. */
+  imagePolicy(): Promise<ImagePolicy>;
   /** Create or adopt the stage Job and wait for its end; cancelling leaves the Job in place. */
   runStage(input: RunStageInput): Promise<StageResult>;
   /** Create or adopt the merged interrupt Job once no package workload runs on the node (G2), and wait for it. */

@@ -95,6 +95,7 @@ export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetric
       ...(settings.runtimeRequiredTaint && { runtimeRequiredTaint: settings.runtimeRequiredTaint }),
       ...(prefix !== undefined && { keyPrefix: prefix }),
     }),
+    imagePolicy: async () => settings.imagePolicy,
     waitForReboot: (input) => waitForReboot(clients, settings, input),
     removeTaint: (input) => removeTaint(clients, input),
     listNodes: ({ selector }) => listNodes(clients, selector),

@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import type { Taint } from '../model/taints';
+import type { ImagePolicy } from '../model/image-policy';
 import type { NodeTimeouts } from './contract';
 import type { WorkloadInformer } from './workload-informer';
 
@@ -38,6 +39,8 @@ export interface ActivitySettings {
   pollSeconds: number;
   /** Interrupt-flow timeouts and drain policy that new rollouts take from this worker. */
   nodeTimeouts: NodeTimeouts;
+  /** What rollouts may run: the rollout workflow checks every spec with it (imagePolicy activity). */
+  imagePolicy: ImagePolicy;
 }
 
 export interface ActivityDeps {

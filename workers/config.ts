@@ -8,6 +8,7 @@ import {
   RUNTIME_REQUIRED_TAINT,
 } from '../model/wire';
 import { parseTaint } from '../model/taints';
+import { imagePolicyOf, ImagePolicySettingsSchema } from './image-policy-settings';
 
 // Every worker knob, in ONE schema read from the environment (G9). A bad value stops start-up with a message that
 // names the setting, the value given and what is allowed. The docs' settings table is generated from `describe`.
@@ -120,6 +121,7 @@ export const WorkerConfigSchema = z
       .default(DEFAULT_AGENT_LOG_ROOT)
       .describe('host directory of agent logs'),
     KEELSON_IMAGE_PULL_SECRET: z.string().min(1).optional().describe('image pull secret of stage pods'),
+    ...ImagePolicySettingsSchema.shape,
     KEELSON_RUNTIME_REQUIRED_TAINT: z
       .string()
       .refine((text) => parseTaint(text) !== undefined, 'must be key[=value]:Effect')
@@ -240,6 +242,7 @@ export function activitySettings(config: WorkerConfig): ActivitySettings {
     copyDirRoot: config.KEELSON_COPY_DIR_ROOT,
     agentLogRoot: config.KEELSON_AGENT_LOG_ROOT,
     imagePullSecret: config.KEELSON_IMAGE_PULL_SECRET,
+    imagePolicy: imagePolicyOf(config),
     runtimeRequiredTaint: parseTaint(config.KEELSON_RUNTIME_REQUIRED_TAINT),
     pollSeconds: config.KEELSON_POLL_SECONDS,
     nodeTimeouts: {

@@ -5,10 +5,31 @@ import type { BatchState, NodeState, RolloutSpec, Stage, Status } from '../model
 // Every message of the node and rollout workflows, defined once: the workflows set handlers for them and the client
 // sends them. This module imports only @temporalio/workflow and model types, so any side may import it.
 
+/** The memo key of the rollout workflow's start that names who started it (the API token's name). */
+export const STARTED_BY_MEMO = 'startedBy';
+
 /** Who asked for a pause, resume, disable or enable, and why: kept in history and shown in the UI. */
 export interface Actor {
+  /** The API token's name (set by the API, never by its caller). */
   actor: string;
   reason: string;
+  /** Who the caller said it acts for (the CLI's `user@host`): not verified. */
+  onBehalfOf?: string;
+}
+
+/** Who asked for a change that takes no reason (a spec update, a rerun, a reset): kept in history. */
+export interface ChangedBy {
+  actor: string;
+}
+
+/** The last change made to a rollout through its messages, shown by its status. */
+export interface RolloutChange {
+  action: 'update' | 'pause' | 'resume' | 'disable' | 'enable';
+  actor: string;
+  reason?: string;
+  onBehalfOf?: string;
+  /** The spec generation after the change. */
+  generation: number;
 }
 
 // ---- node workflow ------------------------------------------------------------------------------------------
@@ -75,7 +96,7 @@ export interface LeaseReport extends NodeRef {
   permit: string | null;
 }
 
-export interface RerunArgs {
+export interface RerunArgs extends Partial<ChangedBy> {
   rollout: string;
   package: string;
   /** Without a stage the package runs again from the start; with one, that stage runs again. */
@@ -109,7 +130,7 @@ export const grantInterruptSignal = defineSignal<[GrantArgs]>('grantInterrupt');
 /** The rollout asks what the node holds of its permits; the node answers with leaseReport (G13, permits are leases). */
 export const leaseCheckSignal = defineSignal<[LeaseCheckArgs]>('leaseCheck');
 export const rerunUpdate = defineUpdate<void, [RerunArgs]>('rerun');
-export const resetUpdate = defineUpdate<void, [RolloutRefArgs]>('reset');
+export const resetUpdate = defineUpdate<void, [RolloutRefArgs & Partial<ChangedBy>]>('reset');
 export const nodeStateQuery = defineQuery<NodeView>('state');
 
 // ---- rollout workflow ---------------------------------------------------------------------------------------
@@ -166,6 +187,8 @@ export interface RolloutStatusView {
   nodesInProgress: number;
   completeNodes: string;
   packageList: string;
+  /** Absent until the rollout is updated, paused, resumed, disabled or enabled. */
+  lastChange?: RolloutChange;
 }
 
 export const nodeProgressSignal = defineSignal<[NodeProgress]>('nodeProgress');
@@ -176,8 +199,8 @@ export const pauseSignal = defineSignal<[Actor]>('pause');
 export const resumeSignal = defineSignal<[Actor]>('resume');
 export const disableSignal = defineSignal<[Actor]>('disable');
 export const enableSignal = defineSignal<[Actor]>('enable');
-/** A validated new spec; returns the new generation. */
-export const updateSpecUpdate = defineUpdate<{ generation: number }, [RolloutSpec]>('updateSpec');
+/** A validated new spec and who sends it (absent from older clients); returns the new generation. */
+export const updateSpecUpdate = defineUpdate<{ generation: number }, [RolloutSpec, ChangedBy?]>('updateSpec');
 export const resetBatchesUpdate = defineUpdate<void, []>('resetBatches');
 export const statusQuery = defineQuery<RolloutStatusView>('status');
 

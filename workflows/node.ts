@@ -366,7 +366,8 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   });
   setHandler(
     rerunUpdate,
-    ({ rollout, package: name, stage }) => {
+    ({ rollout, package: name, stage, actor }) => {
+      log.info(`rerun ${rollout} ${name}`, { actor, stage });
       const r = s.rollouts[rollout]!;
       const pkg = r.spec.spec.packages[name]!;
       stopPackage(rollout, pkg);
@@ -386,7 +387,8 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   );
   setHandler(
     resetUpdate,
-    ({ rollout }) => {
+    ({ rollout, actor }) => {
+      log.info(`reset ${rollout}`, { actor });
       const r = s.rollouts[rollout]!;
       for (const e of Object.values(r.state)) stopPackage(rollout, e);
       r.state = {};

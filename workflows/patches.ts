@@ -50,4 +50,6 @@ export const PATCHES = {
   leaseChecks: 'lease-checks',
   /** A taint blocks a node only before its admission: a node's own reboot (not-ready taints) never blocks it. */
   taintsBlockBeforeAdmission: 'taints-block-before-admission',
+  /** The worker's image policy is read at start and at every spec update; a spec outside it is refused. */
+  imagePolicy: 'image-policy',
 } as const;

@@ -9,7 +9,7 @@ import {
   type Status,
 } from '../model';
 import type { CompartmentBatch } from './batch-admission';
-import type { NodeStatusView, PackageStatus, RolloutStatusView } from './messages';
+import type { NodeStatusView, PackageStatus, RolloutChange, RolloutStatusView } from './messages';
 import type { PermitState } from './interrupt-permits';
 
 // How the rollout sees its nodes: the status batches judge by, and the Skyhook-compatible status view (§5.3).
@@ -39,6 +39,7 @@ export interface RolloutView {
   permits: PermitState;
   /** Nodes have been listed at least once: before that, zero nodes means unknown, not complete. */
   listed: boolean;
+  lastChange?: RolloutChange;
 }
 
 /**
@@ -129,5 +130,6 @@ export function rolloutStatusView(
       .map((p) => `${p.name}:${p.version}`)
       .sort()
       .join(','),
+    ...(s.lastChange && { lastChange: s.lastChange }),
   };
 }

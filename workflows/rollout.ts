@@ -27,6 +27,7 @@ import {
   type AssignedCompartment,
   type RolloutSpec,
 } from '../model';
+import { imagePolicyErrors, type ImagePolicy } from '../model/image-policy';
 import { parseTaint, sameTaint, taintToleration, untoleratedTaint, type Taint } from '../model/taints';
 import { SHORT_CALL_TIMEOUT } from './activity-timeouts';
 import { admitNext, newCompartmentBatch, type AdmissionMode } from './batch-admission';
@@ -57,9 +58,11 @@ import {
   requestInterruptSignal,
   resetBatchesUpdate,
   resumeSignal,
+  STARTED_BY_MEMO,
   statusQuery,
   updateSpecUpdate,
   type Actor,
+  type ChangedBy,
   type LeaseCheckArgs,
   type NodeSettings,
 } from './messages';
@@ -126,10 +129,28 @@ const NODE_CONTROL = {
   enable: nodeEnableSignal,
 };
 
+/** Refuses a spec the schema or the worker's image policy does not allow, as a failure naming every field. */
+function refuseSpec(spec: unknown, policy: ImagePolicy | undefined): void {
+  const parsed = RolloutSpecSchema.safeParse(spec);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw ApplicationFailure.nonRetryable(`${issue.path.join('.')}: ${issue.message}`, FAILURE_TYPES.invalidSpec);
+  }
+  const errors = policy ? imagePolicyErrors(parsed.data, policy) : [];
+  if (errors.length > 0) {
+    throw ApplicationFailure.nonRetryable(
+      errors.map((e) => `${e.path}: ${e.message}`).join('; '),
+      FAILURE_TYPES.invalidSpec,
+    );
+  }
+}
+
 export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   const { cluster } = input;
   let options: RolloutOptions = { ...DEFAULT_ROLLOUT_OPTIONS, ...input.options };
   const name = input.spec.name;
+  /** The worker's image policy as last read (at start, at each spec update); undefined in older histories. */
+  let policy: ImagePolicy | undefined;
   const s: RolloutCarried = input.carried ?? {
     generation: 1,
     spec: input.spec,
@@ -163,6 +184,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     return (actor: Actor) => {
       log.info(`${kind} rollout ${name}`, { ...actor });
       Object.assign(s, change);
+      s.lastChange = { action: kind, ...actor, generation: s.generation };
       for (const node of admittedNodes()) s.outbox.push({ node, kind, actor });
       poke();
     };
@@ -192,7 +214,13 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   });
   setHandler(
     updateSpecUpdate,
-    (spec) => {
+    async (spec, by) => {
+      // The policy may have changed since the start: read it again, and refuse a spec outside it. Patched: histories
+      // before it applied an update at once.
+      if (patched(PATCHES.imagePolicy)) {
+        policy = await act.imagePolicy();
+        refuseSpec(spec, policy);
+      }
       const parsed = RolloutSpecSchema.parse(spec);
       // Nodes with work in flight take the new spec at once (a new stageTimeout reaches running stages, G4) and stay
       // in their batch, which keeps its barrier (G14); settled nodes take it when their batch comes again. Patched:
@@ -202,6 +230,10 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
         : [];
       s.generation++;
       s.spec = parsed;
+      if (by) {
+        log.info(`update rollout ${name}`, { actor: by.actor, generation: s.generation });
+        s.lastChange = { action: 'update', actor: by.actor, generation: s.generation };
+      }
       if (parsed.resetBatchStateOnCompletion)
         for (const b of Object.values(s.batches)) Object.assign(b, newCompartmentBatch());
       for (const node of inFlight) {
@@ -216,17 +248,11 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     },
     {
       // Synchronous: the SDK ignores what an async validator returns.
-      validator: (spec) => {
-        const parsed = RolloutSpecSchema.safeParse(spec);
-        if (!parsed.success) {
-          const issue = parsed.error.issues[0]!;
-          throw ApplicationFailure.nonRetryable(`${issue.path.join('.')}: ${issue.message}`, FAILURE_TYPES.invalidSpec);
-        }
-        if (parsed.data.name !== name) {
-          throw ApplicationFailure.nonRetryable(
-            `spec is for ${parsed.data.name}, not ${name}`,
-            FAILURE_TYPES.invalidSpec,
-          );
+      // Both parameters, so the handler's types include the optional second one.
+      validator: (spec, _by?: ChangedBy) => {
+        refuseSpec(spec, policy);
+        if (spec.name !== name) {
+          throw ApplicationFailure.nonRetryable(`spec is for ${spec.name}, not ${name}`, FAILURE_TYPES.invalidSpec);
         }
       },
     },
@@ -429,6 +455,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     const details =
       `**rollout** ${name} (generation ${s.generation}): **${view.status}**, ${view.completeNodes} nodes complete\n` +
       `- interrupt permits held by: ${view.permits.join(', ') || 'none'}\n` +
+      audit() +
       Object.entries(view.compartmentStatuses)
         .map(([c, v]) => `- compartment ${c}: batch ${v.batchState.currentBatch}, ${v.inProgress} in progress`)
         .join('\n');
@@ -440,6 +467,16 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       { key: packageKey, value: packages },
       { key: stateKey, value: view.status },
     ]);
+  }
+
+  /** Who started the rollout and who changed it last, for the Web UI's details. */
+  function audit(): string {
+    const startedBy = workflowInfo().memo?.[STARTED_BY_MEMO];
+    const c = s.lastChange;
+    return (
+      (typeof startedBy === 'string' ? `- started by ${startedBy}\n` : '') +
+      (c ? `- last change: ${c.action} by ${c.actor}${c.reason ? ` (${c.reason})` : ''}\n` : '')
+    );
   }
 
   /** Lists the nodes again every relistInterval, however busy the rollout is: one timer per interval. */
@@ -455,6 +492,14 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     }
   }
 
+  // Whoever can start workflows can start this one (docs/operations.md, "Trust boundary"): the input is checked, not
+  // trusted, and the image policy is the worker's, never the starter's. A spec the schema or the policy refuses fails
+  // the rollout here, before it lists a node. Patched: histories before it trusted their input.
+  if (patched(PATCHES.imagePolicy)) {
+    refuseSpec(input.spec, undefined);
+    policy = await act.imagePolicy();
+    refuseSpec(s.spec, policy);
+  }
   // Node timeouts and the drain policy are the worker's settings unless the starter gave them: read once, at the
   // first run (after the handlers are set, so status queries answer meanwhile), so history holds what this rollout
   // uses, and continue-as-new carries them in its options.

@@ -1,16 +1,24 @@
+import { imagePolicyOf } from '../../workers/image-policy-settings';
 import { KeelsonClient, SettingsError } from '../lib';
+import { jsonLines } from './access-log';
 import { loadTokens } from './auth';
 import { buildApi } from './server';
 import { loadApiSettings } from './settings';
 
 // The Keelson API server: settings from the environment (one zod schema, ./settings.ts), then Fastify on
-// KEELSON_API_HOST:KEELSON_API_PORT. Exit 1 with a message naming the setting when a setting is bad.
+// KEELSON_API_HOST:KEELSON_API_PORT, the access log on stdout (a JSON line a request). Exit 1 with a message naming the setting when a setting is bad.
 
 async function main(): Promise<void> {
   const settings = loadApiSettings();
   const tokens = loadTokens(settings);
   const keelson = await KeelsonClient.connect(settings);
-  const app = await buildApi({ keelson, tokens, bodyLimitBytes: settings.KEELSON_API_BODY_LIMIT_BYTES });
+  const app = await buildApi({
+    keelson,
+    tokens,
+    bodyLimitBytes: settings.KEELSON_API_BODY_LIMIT_BYTES,
+    accessLog: jsonLines((line) => process.stdout.write(line)),
+    imagePolicy: imagePolicyOf(settings),
+  });
   const address = await app.listen({ host: settings.KEELSON_API_HOST, port: settings.KEELSON_API_PORT });
   process.stderr.write(
     `keelson api: listening on ${address} (cluster ${settings.KEELSON_CLUSTER}, task queue ${settings.KEELSON_TASK_QUEUE}, ` +

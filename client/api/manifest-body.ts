@@ -1,4 +1,5 @@
 import { parseRolloutDocuments, type RolloutSpec } from '../../model';
+import { imagePolicyErrors, OPEN_IMAGE_POLICY, type ImagePolicy } from '../../model/image-policy';
 import { parseManifestText } from '../manifest-file';
 import { InvalidError } from '../lib/errors';
 
@@ -17,7 +18,8 @@ export function documentsOf(body: unknown): unknown[] {
   return [body];
 }
 
-export function rolloutFromBody(body: unknown): RolloutSpec {
+/** The one rollout of a body, checked against the image policy (the worker checks it again: workflows/rollout.ts). */
+export function rolloutFromBody(body: unknown, policy: ImagePolicy = OPEN_IMAGE_POLICY): RolloutSpec {
   const { rollouts, errors, recognized } = parseRolloutDocuments(documentsOf(body));
   if (errors.length > 0) throw new InvalidError(errors);
   if (recognized === 0 || rollouts.length === 0) {
@@ -31,5 +33,8 @@ export function rolloutFromBody(body: unknown): RolloutSpec {
       },
     ]);
   }
-  return rollouts[0]!;
+  const rollout = rollouts[0]!;
+  const refused = imagePolicyErrors(rollout, policy, `${rollout.kind}/${rollout.name}.spec.packages`);
+  if (refused.length > 0) throw new InvalidError(refused);
+  return rollout;
 }

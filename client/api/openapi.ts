@@ -21,6 +21,7 @@ const nodeParam = { name: 'node', in: 'path', required: true, schema: { type: 's
 const common = {
   '400': errorResponse('invalid request: `errors` names each field path'),
   '401': errorResponse('missing or wrong bearer token'),
+  '403': errorResponse("the token lacks the route's scope (read, operate or deploy; docs/api.md)"),
   '503': errorResponse('Temporal or the worker did not answer'),
 };
 const manifestBody = {

@@ -17,7 +17,10 @@ const text = (what: string) =>
 
 export const ControlBodySchema = z.strictObject({
   reason: text('why'),
-  /** Who asks; defaults to "api". Shown in the workflow history and the UI. */
+  /**
+   * Who the caller acts for (the CLI sends `user@host`): kept as `onBehalfOf`, not verified. The actor is always
+   * the token's name.
+   */
   actor: text('who').optional(),
 });
 
@@ -33,6 +36,7 @@ export const ErrorBodySchema = z.object({
   error: z.enum([
     'invalid',
     'unauthorized',
+    'forbidden',
     'not_found',
     'conflict',
     'unavailable',

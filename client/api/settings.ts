@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { ImagePolicySettingsSchema } from '../../workers/image-policy-settings';
 import { ClientSettingsSchema, loadSettings, SettingsError } from '../lib/settings';
 
 // Every API setting in one schema read from the environment: the client's Temporal settings plus the listener,
-// the token source and the body size limit. A bad value stops start-up with a message naming it.
+// the token source, the body size limit and the image policy (the worker's settings of the same names). A bad value stops start-up with a message naming it.
 
 export const ApiSettingsSchema = ClientSettingsSchema.extend({
   KEELSON_API_HOST: z
@@ -34,6 +35,7 @@ export const ApiSettingsSchema = ClientSettingsSchema.extend({
     .max(16 * 1024 * 1024, 'must be a whole number from 1024 to 16777216')
     .default(1024 * 1024)
     .describe('largest request body accepted'),
+  ...ImagePolicySettingsSchema.shape,
 });
 export type ApiSettings = z.infer<typeof ApiSettingsSchema>;
 

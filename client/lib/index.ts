@@ -1,4 +1,6 @@
 import type { RolloutSpec } from '../../model';
+import { DEFAULT_ACTOR } from '../../model/access';
+import type { Actor } from '../../workflows/messages';
 import { connect, type KeelsonContext } from './connect';
 import * as nodes from './nodes';
 import * as rollouts from './rollouts';
@@ -28,32 +30,33 @@ export class KeelsonClient {
     return new KeelsonClient(await connect(settings));
   }
 
-  startRollout(spec: RolloutSpec) {
-    return rollouts.startRollout(this.ctx, spec);
+  // `actor` names who asks (the API passes its token's name) and is kept in the workflow's history.
+  startRollout(spec: RolloutSpec, actor = DEFAULT_ACTOR) {
+    return rollouts.startRollout(this.ctx, spec, actor);
   }
-  applyRollout(spec: RolloutSpec) {
-    return rollouts.applyRollout(this.ctx, spec);
+  applyRollout(spec: RolloutSpec, actor = DEFAULT_ACTOR) {
+    return rollouts.applyRollout(this.ctx, spec, actor);
   }
-  updateSpec(name: string, spec: RolloutSpec) {
-    return rollouts.updateSpec(this.ctx, name, spec);
+  updateSpec(name: string, spec: RolloutSpec, actor = DEFAULT_ACTOR) {
+    return rollouts.updateSpec(this.ctx, name, spec, actor);
   }
-  control(name: string, kind: rollouts.ControlKind, actor: string, reason: string) {
-    return rollouts.controlRollout(this.ctx, name, kind, { actor, reason });
+  control(name: string, kind: rollouts.ControlKind, who: Actor) {
+    return rollouts.controlRollout(this.ctx, name, kind, who);
   }
   pause(name: string, actor: string, reason: string) {
-    return this.control(name, 'pause', actor, reason);
+    return this.control(name, 'pause', { actor, reason });
   }
   resume(name: string, actor: string, reason: string) {
-    return this.control(name, 'resume', actor, reason);
+    return this.control(name, 'resume', { actor, reason });
   }
   disable(name: string, actor: string, reason: string) {
-    return this.control(name, 'disable', actor, reason);
+    return this.control(name, 'disable', { actor, reason });
   }
   enable(name: string, actor: string, reason: string) {
-    return this.control(name, 'enable', actor, reason);
+    return this.control(name, 'enable', { actor, reason });
   }
-  deleteRollout(name: string) {
-    return rollouts.deleteRollout(this.ctx, name);
+  deleteRollout(name: string, actor = DEFAULT_ACTOR) {
+    return rollouts.deleteRollout(this.ctx, name, actor);
   }
   rolloutStatus(name: string) {
     return rollouts.rolloutStatus(this.ctx, name);
@@ -64,11 +67,11 @@ export class KeelsonClient {
   nodeStatus(node: string) {
     return nodes.nodeStatus(this.ctx, node);
   }
-  rerun(node: string, rollout: string, pkg: string, stage?: string) {
-    return nodes.rerun(this.ctx, node, { rollout, package: pkg, ...(stage !== undefined && { stage }) });
+  rerun(node: string, rollout: string, pkg: string, stage?: string, actor = DEFAULT_ACTOR) {
+    return nodes.rerun(this.ctx, node, { rollout, package: pkg, ...(stage !== undefined && { stage }), actor });
   }
-  reset(node: string, rollout: string) {
-    return nodes.reset(this.ctx, node, rollout);
+  reset(node: string, rollout: string, actor = DEFAULT_ACTOR) {
+    return nodes.reset(this.ctx, node, rollout, actor);
   }
   /** Checks that Temporal answers (the API's /healthz). */
   async ping(): Promise<void> {

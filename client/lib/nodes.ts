@@ -96,7 +96,7 @@ export async function nodeStatus(ctx: KeelsonContext, node: string): Promise<Nod
 export async function rerun(
   ctx: KeelsonContext,
   node: string,
-  args: { rollout: string; package: string; stage?: string },
+  args: { rollout: string; package: string; stage?: string; actor: string },
 ): Promise<{ node: string; workflowId: string; link: string }> {
   let stage: Stage | undefined;
   if (args.stage !== undefined) {
@@ -111,7 +111,7 @@ export async function rerun(
   const handle = await runningNode(ctx, node);
   await answered(ctx, `node ${node}`, () =>
     handle.executeUpdate(rerunUpdate, {
-      args: [{ rollout: args.rollout, package: args.package, ...(stage && { stage }) }],
+      args: [{ rollout: args.rollout, package: args.package, ...(stage && { stage }), actor: args.actor }],
     }),
   );
   return { node, workflowId: handle.workflowId, link: workflowLink(ctx, handle.workflowId) };
@@ -122,8 +122,9 @@ export async function reset(
   ctx: KeelsonContext,
   node: string,
   rollout: string,
+  actor: string,
 ): Promise<{ node: string; workflowId: string; link: string }> {
   const handle = await runningNode(ctx, node);
-  await answered(ctx, `node ${node}`, () => handle.executeUpdate(resetUpdate, { args: [{ rollout }] }));
+  await answered(ctx, `node ${node}`, () => handle.executeUpdate(resetUpdate, { args: [{ rollout, actor }] }));
   return { node, workflowId: handle.workflowId, link: workflowLink(ctx, handle.workflowId) };
 }

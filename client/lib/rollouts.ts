@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { RolloutSpec } from '../../model';
+import { DEFAULT_ACTOR } from '../../model/access';
 import type { rolloutWorkflow } from '../../workflows/rollout';
 import {
   disableSignal,
@@ -7,8 +9,10 @@ import {
   pauseSignal,
   QUERY_TIMEOUT_MS,
   resumeSignal,
+  STARTED_BY_MEMO,
   statusQuery,
   updateSpecUpdate,
+  type Actor,
   type RolloutStatusView,
 } from '../../workflows/messages';
 import { nodeWorkflowId, rolloutWorkflowId, workflowIdPrefix } from '../../model/workflow-ids';
@@ -100,7 +104,11 @@ export function sameSpec(a: RolloutSpec, b: RolloutSpec): boolean {
  * Starts a rollout. Same name and same spec as the running one: nothing is started and the same IDs come back
  * (`created: false`). A different spec under a running name: ConflictError (use updateSpec or applyRollout).
  */
-export async function startRollout(ctx: KeelsonContext, input: RolloutSpec): Promise<StartResult> {
+export async function startRollout(
+  ctx: KeelsonContext,
+  input: RolloutSpec,
+  actor = DEFAULT_ACTOR,
+): Promise<StartResult> {
   const spec = validSpec(input);
   const workflowId = rolloutWorkflowId(ctx.cluster, spec.name);
   try {
@@ -110,6 +118,7 @@ export async function startRollout(ctx: KeelsonContext, input: RolloutSpec): Pro
       args: [{ cluster: ctx.cluster, spec }],
       workflowIdConflictPolicy: 'FAIL',
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      memo: { [STARTED_BY_MEMO]: actor },
       typedSearchAttributes: [
         { key: rolloutKey, value: [spec.name] },
         { key: packageKey, value: Object.keys(spec.spec.packages).sort() },
@@ -137,6 +146,7 @@ export async function updateSpec(
   ctx: KeelsonContext,
   name: string,
   input: RolloutSpec,
+  actor = DEFAULT_ACTOR,
 ): Promise<{ changed: boolean; generation: number; ref: RolloutRef }> {
   const spec = validSpec(input);
   if (spec.name !== name) {
@@ -152,21 +162,25 @@ export async function updateSpec(
     return { changed: false, generation: status.generation, ref };
   }
   const { generation } = await answered(ctx, `rollout ${name}`, () =>
-    handle.executeUpdate(updateSpecUpdate, { args: [spec] }),
+    handle.executeUpdate(updateSpecUpdate, { args: [spec, { actor }] }),
   );
   return { changed: true, generation, ref };
 }
 
 /** Starts the rollout, or updates the spec of the running one of that name. */
-export async function applyRollout(ctx: KeelsonContext, input: RolloutSpec): Promise<ApplyResult> {
+export async function applyRollout(
+  ctx: KeelsonContext,
+  input: RolloutSpec,
+  actor = DEFAULT_ACTOR,
+): Promise<ApplyResult> {
   const spec = validSpec(input);
   try {
-    const started = await startRollout(ctx, spec);
+    const started = await startRollout(ctx, spec, actor);
     return { ...started, action: started.created ? 'created' : 'unchanged', generation: started.created ? 1 : 0 };
   } catch (err) {
     if (!(err instanceof ConflictError)) throw err;
   }
-  const { generation, ref } = await updateSpec(ctx, spec.name, spec);
+  const { generation, ref } = await updateSpec(ctx, spec.name, spec, actor);
   return { ...ref, action: 'updated', generation };
 }
 
@@ -175,7 +189,7 @@ export async function controlRollout(
   ctx: KeelsonContext,
   name: string,
   kind: ControlKind,
-  who: { actor: string; reason: string },
+  who: Actor,
 ): Promise<RolloutRef> {
   const d = await running(ctx, name);
   await mapErrors(`rollout ${name}`, () =>
@@ -192,16 +206,27 @@ const DELETE_WAIT_MS = 30_000;
  * as `kubectl delete` waits for the object to go: a rollout started under the name afterwards is a new one, not the
  * one being deleted.
  */
-export async function deleteRollout(ctx: KeelsonContext, name: string): Promise<RolloutRef> {
+export async function deleteRollout(ctx: KeelsonContext, name: string, actor = DEFAULT_ACTOR): Promise<RolloutRef> {
   const d = await running(ctx, name);
   const handle = ctx.client.workflow.getHandle(d.workflowId, d.runId);
-  await mapErrors(`rollout ${name}`, () => handle.cancel());
+  // The service call itself: the SDK's cancel() sends no reason, and the reason names who deleted it in history.
+  await mapErrors(`rollout ${name}`, () =>
+    ctx.client.workflowService.requestCancelWorkflowExecution({
+      namespace: ctx.client.options.namespace,
+      identity: ctx.client.options.identity,
+      requestId: randomUUID(),
+      workflowExecution: { workflowId: d.workflowId, runId: d.runId },
+      reason: `deleted by ${actor}`,
+    }),
+  );
   // It ends cancelled (an error here); a larger fleet may take longer than the wait, and the delete goes on then.
   await ctx.client.withDeadline(Date.now() + DELETE_WAIT_MS, () => handle.result()).catch(() => undefined);
   return rolloutRef(ctx, name, d.runId);
 }
 
 export interface RolloutStatusResult extends RolloutStatusView {
+  /** The name of the API token that started the rollout (its start memo); absent for rollouts started before. */
+  startedBy?: string;
   workflowId: string;
   runId: string;
   links: RolloutRef['links'] & { nodeWorkflows: Record<string, string> };
@@ -220,7 +245,14 @@ export async function rolloutStatus(ctx: KeelsonContext, name: string): Promise<
   const nodeWorkflows = Object.fromEntries(
     Object.keys(view.nodes).map((n) => [n, workflowLink(ctx, nodeWorkflowId(ctx.cluster, n))]),
   );
-  return { ...view, workflowId: ref.workflowId, runId: ref.runId, links: { ...ref.links, nodeWorkflows } };
+  const startedBy = d.memo?.[STARTED_BY_MEMO];
+  return {
+    ...view,
+    ...(typeof startedBy === 'string' && { startedBy }),
+    workflowId: ref.workflowId,
+    runId: ref.runId,
+    links: { ...ref.links, nodeWorkflows },
+  };
 }
 
 export interface RolloutListEntry {

@@ -51,16 +51,32 @@ test.each([
   expect(r.stderr).toContain(message);
 });
 
+test('a bad token file stops start-up naming the file, every bad line and what is wrong', () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'keelson-api-')), 'tokens');
+  writeFileSync(file, '# ops\nalice:read,admin:alice-token-0123456789\nbob:read:bob-token-0123456789\nshort\n');
+  const r = startUp({ KEELSON_API_TOKENS_FILE: file });
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain(
+    `KEELSON_API_TOKENS_FILE=${JSON.stringify(file)}: line 2: scope "admin" is not one of read, operate, deploy, metrics\n` +
+      `KEELSON_API_TOKENS_FILE=${JSON.stringify(file)}: line 4: the token is shorter than 16 characters`,
+  );
+});
+
 test('good settings: listens, /healthz answers, tokens from a file are accepted, SIGTERM stops it with exit 0', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'keelson-api-'));
   const tokens = join(dir, 'tokens');
-  writeFileSync(tokens, '# operators\nfirst-token-0123456789\n\nsecond-token-0123456789\n');
+  writeFileSync(
+    tokens,
+    '# operators\nfirst-token-0123456789\n\nsecond-token-0123456789\ngrafana:read:grafana-token-0123456789\n',
+  );
   const child = spawn(process.execPath, ['--require', 'tsx/cjs', main], {
     cwd: root,
     env: { ...baseEnv, KEELSON_API_PORT: '0', KEELSON_API_TOKENS_FILE: tokens, KEELSON_CLUSTER: 'api-main' },
   });
   let stderr = '';
+  let stdout = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   try {
     const url = await new Promise<string>((resolve, reject) => {
@@ -79,6 +95,29 @@ test('good settings: listens, /healthz answers, tokens from a file are accepted,
     expect((await list('second-token-0123456789')).status).toBe(200);
     expect((await list('first-token-0123456789')).status).toBe(200);
     expect((await list('# operators')).status).toBe(401);
+    expect((await list('grafana-token-0123456789')).status).toBe(200);
+    const start = await fetch(`${url}/v1/rollouts`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer grafana-token-0123456789', 'content-type': 'application/yaml' },
+      body: 'kind: Skyhook\n',
+    });
+    expect(start.status).toBe(403);
+    // The access log: one JSON line a request on stdout, naming the token's name as the actor. Written once the
+    // answer is sent, it may reach the pipe a moment after it.
+    for (let i = 0; i < 50 && stdout.trim().split('\n').length < 6; i++) await new Promise((r) => setTimeout(r, 100));
+    const lines = stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => [l.method, l.route, l.status, l.actor])).toEqual([
+      ['GET', '/healthz', 200, null],
+      ['GET', '/v1/rollouts', 200, 'api'],
+      ['GET', '/v1/rollouts', 200, 'api'],
+      ['GET', '/v1/rollouts', 401, null],
+      ['GET', '/v1/rollouts', 200, 'grafana'],
+      ['POST', '/v1/rollouts', 403, 'grafana'],
+    ]);
+    expect(typeof lines[0]!.durationMs).toBe('number');
   } finally {
     child.kill('SIGTERM');
   }

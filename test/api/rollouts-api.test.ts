@@ -168,7 +168,14 @@ test('PUT updates the spec: generation 2 and the new version everywhere; the sam
 test('pause and resume: 202, the status shows paused, then not; a missing reason is 400 naming body.reason', async () => {
   const paused = await call('POST', `/v1/rollouts/${name}/pause`, { reason: 'maintenance window', actor: 'alice' });
   expect(paused.status).toBe(202);
-  expect(paused.body).toMatchObject({ name, action: 'pause', actor: 'alice', reason: 'maintenance window' });
+  // The actor is the token's name (this test's token has none); what the caller says of itself is kept beside it.
+  expect(paused.body).toMatchObject({
+    name,
+    action: 'pause',
+    actor: 'api',
+    onBehalfOf: 'alice',
+    reason: 'maintenance window',
+  });
   await eventually(async () => {
     const s = await call('GET', `/v1/rollouts/${name}`);
     expect(s.body.paused).toBe(true);

@@ -3,10 +3,13 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import { createActivities, workloadInformer } from '../../activities';
+import type { AccessLogEntry } from '../../client/api/access-log';
 import { buildApi } from '../../client/api/server';
 import { ApiSettingsSchema } from '../../client/api/settings';
 import { KeelsonClient } from '../../client/lib';
+import { unnamedToken, type ApiToken } from '../../model/access';
 import { activitySettings, loadConfig } from '../../workers/config';
+import { imagePolicyOf } from '../../workers/image-policy-settings';
 import { kubeClients, testNamespace } from '../harness/kube';
 import { testWorkflowBundlePath } from '../harness/workflow-bundle';
 
@@ -22,15 +25,30 @@ export interface TestKeelson {
   keelson: KeelsonClient;
   temporal: Client;
   app: FastifyInstance;
+  /** Every access-log entry the API wrote, oldest first. */
+  accessLog: AccessLogEntry[];
   stop(): Promise<void>;
 }
 
 let runtimeInstalled = false;
 
 export const TOKEN = 'test-token-0123456789abcdef';
+/** Named tokens of one scope each, beside the unnamed TOKEN (every scope). */
+export const SCOPED: Record<'reader' | 'operator' | 'deployer' | 'prometheus', ApiToken> = {
+  reader: { name: 'reader', scopes: ['read'], token: 'reader-token-0123456789' },
+  operator: { name: 'operator', scopes: ['operate'], token: 'operator-token-0123456789' },
+  deployer: { name: 'deployer', scopes: ['deploy'], token: 'deployer-token-0123456789' },
+  prometheus: { name: 'prometheus', scopes: ['metrics'], token: 'prometheus-token-0123456789' },
+};
 
-/** With `worker: false`, only the API (requests that need no workflow progress: auth, validation, documents). */
-export async function startTestKeelson(prefix: string, opts: { worker?: boolean } = {}): Promise<TestKeelson> {
+/**
+ * With `worker: false`, only the API (requests that need no workflow progress: auth, validation, documents).
+ * `policy` holds image-policy settings (KEELSON_IMAGE_*, KEELSON_ENV_SECRET_ALLOWLIST) given to the worker and the API.
+ */
+export async function startTestKeelson(
+  prefix: string,
+  opts: { worker?: boolean; policy?: Record<string, string> } = {},
+): Promise<TestKeelson> {
   if (!runtimeInstalled) {
     Runtime.install({ logger: new DefaultLogger('ERROR') });
     runtimeInstalled = true;
@@ -53,6 +71,7 @@ export async function startTestKeelson(prefix: string, opts: { worker?: boolean 
       KEELSON_BACKOFF_LIMIT: '1',
       KEELSON_JOB_RETENTION_SECONDS: '600',
       KEELSON_POLL_SECONDS: '1',
+      ...opts.policy,
     }),
   );
   const worker =
@@ -77,9 +96,17 @@ export async function startTestKeelson(prefix: string, opts: { worker?: boolean 
     KEELSON_CLUSTER: cluster,
     KEELSON_TASK_QUEUE: taskQueue,
     KEELSON_API_TOKEN: TOKEN,
+    ...opts.policy,
   });
   const keelson = await KeelsonClient.connect(apiSettings);
-  const app = await buildApi({ keelson, tokens: [TOKEN], bodyLimitBytes: 64 * 1024 });
+  const accessLog: AccessLogEntry[] = [];
+  const app = await buildApi({
+    keelson,
+    tokens: [unnamedToken(TOKEN), ...Object.values(SCOPED)],
+    bodyLimitBytes: 64 * 1024,
+    accessLog: (entry) => accessLog.push(entry),
+    imagePolicy: imagePolicyOf(apiSettings),
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const port = (app.server.address() as AddressInfo).port;
   return {
@@ -91,6 +118,7 @@ export async function startTestKeelson(prefix: string, opts: { worker?: boolean 
     keelson,
     temporal,
     app,
+    accessLog,
     async stop() {
       await app.close();
       // Rollouts this file started are cancelled so their node workflows forget them.

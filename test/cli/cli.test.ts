@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { manifest, startTestKeelson, type TestKeelson } from '../api/stack';
+import { manifest, SCOPED, startTestKeelson, type TestKeelson } from '../api/stack';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
 
 // `keelson rollout ...` and `keelson node ...` as users run them: a real process talking to a real API, worker and
@@ -101,7 +101,11 @@ test('rollout status NAME --json: name, status, nodes with packages {version, st
     },
   });
   const plain = await keelson(['rollout', 'status', name]);
-  expect(plain.stdout.split('\n')[0]).toBe(`rollout ${name}: complete, 1/1 nodes complete, generation 2`);
+  expect(plain.stdout.split('\n').slice(0, 2)).toEqual([
+    `rollout ${name}: complete, 1/1 nodes complete, generation 2`,
+    // The test API's token has no name: its actor is "api".
+    'started by api; last change: update by api, generation 2',
+  ]);
 });
 
 test('rollout list (--json and table) and node status NODE --json', async () => {
@@ -125,6 +129,8 @@ test('pause and resume with --reason; rerun and reset on a node', async () => {
   expect(paused.paused).toBe(true);
   const resumed = await keelson(['rollout', 'resume', name, '--reason', 'freeze over']);
   expect(resumed).toMatchObject({ code: 0, stdout: `rollout ${name}: resume sent (freeze over)\n` });
+  const audit = (await keelson(['rollout', 'status', name])).stdout.split('\n')[1];
+  expect(audit).toMatch(/^started by api; last change: resume by api for \S+@\S+ \(freeze over\), generation 2$/);
   const rerun = await keelson(['node', 'rerun', NODE, '--rollout', name, '--package', 'base', '--stage', 'config']);
   expect(rerun).toMatchObject({ code: 0, stdout: `node ${NODE}: base of ${name} runs again from config\n` });
   const reset = await keelson(['node', 'reset', NODE, '--rollout', name]);
@@ -142,6 +148,11 @@ test('errors: stderr and the documented exit codes', async () => {
   const noToken = await keelson(['rollout', 'list'], { KEELSON_API_TOKEN: '' });
   expect(noToken.code).toBe(6);
   expect(noToken.stderr).toContain('KEELSON_API_TOKEN');
+  const reader = await keelson(['rollout', 'start', '-f', v1()], { KEELSON_API_TOKEN: SCOPED.reader.token });
+  expect(reader).toMatchObject({
+    code: 6,
+    stderr: 'keelson: token reader (scopes read) may not call POST /v1/rollouts: it needs scope deploy\n',
+  });
   const bad = await keelson([
     'rollout',
     'start',

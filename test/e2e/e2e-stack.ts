@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../client/api/server';
 import { ApiSettingsSchema } from '../../client/api/settings';
 import { KeelsonClient } from '../../client/lib';
+import { unnamedToken } from '../../model/access';
 import { fakeNode } from '../../deploy/dev/nodes';
 import { stackEnv } from '../../deploy/dev/stack';
 import { testWorkflowBundlePath } from '../harness/workflow-bundle';
@@ -143,7 +144,7 @@ export class E2E {
       KEELSON_API_TOKEN: TOKEN,
     });
     this.keelson = await KeelsonClient.connect(settings);
-    this.app = await buildApi({ keelson: this.keelson, tokens: [TOKEN], bodyLimitBytes: 256 * 1024 });
+    this.app = await buildApi({ keelson: this.keelson, tokens: [unnamedToken(TOKEN)], bodyLimitBytes: 256 * 1024 });
     await this.app.listen({ host: '127.0.0.1', port: 0 });
     this.url = `http://127.0.0.1:${(this.app.server.address() as AddressInfo).port}`;
     return this;

@@ -1,5 +1,6 @@
 import { RUNTIME_REQUIRED_TAINT, type Package } from '../../model';
 import { parseTaint } from '../../model/taints';
+import { OPEN_IMAGE_POLICY } from '../../model/image-policy';
 import { createActivities, workloadInformer } from '../../activities';
 import { makeClients } from '../../activities/clients';
 import type { ActivitySettings } from '../../activities/settings';
@@ -27,6 +28,7 @@ export function testSettings(namespace: string, overrides: Partial<ActivitySetti
     agentLogRoot: '/var/log/skyhook',
     runtimeRequiredTaint: parseTaint(RUNTIME_REQUIRED_TAINT),
     pollSeconds: 1,
+    imagePolicy: OPEN_IMAGE_POLICY,
     nodeTimeouts: {
       protectedPodsTimeoutSeconds: 60,
       drainTimeoutSeconds: 60,

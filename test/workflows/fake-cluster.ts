@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { KeelsonActivities, NodeFacts, NodeTimeouts, RunStageInput, StageResult } from '../../activities/contract';
 import { encodeNodeState, stageJobName, type NodeState, type Status } from '../../model';
 import { nodeWorkflowId } from '../../model/workflow-ids';
+import { OPEN_IMAGE_POLICY, type ImagePolicy } from '../../model/image-policy';
 
 // Fake Kubernetes for workflow tests: plain functions with the activity contract, recording every call. Jobs run
 // for a scripted time while not suspended, then complete or fail; the workflows under test are real.
@@ -88,6 +89,8 @@ export class FakeCluster {
     drainOnTimeout: 'wait',
     rebootTimeoutSeconds: 1800,
   };
+  /** What imagePolicy answers: the worker's image policy, as a rollout reads it at its start and each update. */
+  imagePolicy: ImagePolicy = OPEN_IMAGE_POLICY;
 
   constructor(nodeNames: string[], labels: (node: string) => Record<string, string> = () => ({})) {
     this.nodes = nodeNames.map((name) => ({
@@ -174,6 +177,10 @@ export class FakeCluster {
       nodeTimeouts: async () => {
         record('nodeTimeouts', {});
         return this.nodeTimeouts;
+      },
+      imagePolicy: async () => {
+        record('imagePolicy', {});
+        return this.imagePolicy;
       },
       runStage: async (input) => {
         record('runStage', input);

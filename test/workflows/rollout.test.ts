@@ -1,7 +1,7 @@
 import type { RunStageInput } from '../../activities/contract';
 import { rolloutWorkflow } from '../../workflows';
 import { statusQuery } from '../../workflows/messages';
-import { rolloutWorkflowId } from '../../model/workflow-ids';
+import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
 import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
 
@@ -56,7 +56,7 @@ test('3 packages with dependsOn on 5 nodes with a budget of 2: stage order, at m
   });
   console.log(`3 packages x 5 nodes: ${Date.now() - started} ms`);
   await recordHistory(t.env, id, 'rollout-dependson-5-nodes');
-  await recordHistory(t.env, 'keelson/test/node/node-1', 'node-dependson');
+  await recordHistory(t.env, nodeWorkflowId('test', 'node-1'), 'node-dependson');
 });
 
 test('failureThreshold halts a compartment, safetyLimit lets it go on', async () => {

@@ -1,3 +1,4 @@
+import type { RolloutChange } from '../../../workflows/messages';
 import { ApiError, type ApiClient } from '../../lib/http-client';
 import { EXIT, table } from './output';
 
@@ -19,6 +20,8 @@ export interface StatusBody {
   disabled: boolean;
   nodes: Record<string, { status: string; packages: Record<string, PackageView> }>;
   completeNodes: string;
+  startedBy?: string;
+  lastChange?: RolloutChange;
   links?: { rollout: string };
 }
 
@@ -34,6 +37,18 @@ export function packagesText(packages: Record<string, PackageView>): string {
 export function summaryLine(s: StatusBody): string {
   const flags = [s.paused && 'paused', s.disabled && 'disabled'].filter(Boolean).join(', ');
   return `rollout ${s.name}: ${s.status}, ${s.completeNodes} nodes complete, generation ${s.generation}${flags ? ` (${flags})` : ''}`;
+}
+
+/** Who started the rollout and who changed it last (API token names); empty when neither is known. */
+export function auditLine(s: StatusBody): string {
+  const c = s.lastChange;
+  const parts = [
+    s.startedBy && `started by ${s.startedBy}`,
+    c &&
+      `last change: ${c.action} by ${c.actor}${c.onBehalfOf ? ` for ${c.onBehalfOf}` : ''}` +
+        `${c.reason ? ` (${c.reason})` : ''}, generation ${c.generation}`,
+  ].filter(Boolean);
+  return parts.length > 0 ? `${parts.join('; ')}\n` : '';
 }
 
 export function nodeTable(s: StatusBody): string {

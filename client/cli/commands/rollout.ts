@@ -11,7 +11,7 @@ import {
   type Manifests,
 } from './manifests';
 import { EXIT, printJson, run, table } from './output';
-import { follow, nodeTable, summaryLine, type StatusBody } from './progress';
+import { auditLine, follow, nodeTable, summaryLine, type StatusBody } from './progress';
 
 // `keelson rollout ...`: start, apply, status, list, pause/resume/disable/enable, delete, all through the HTTP API
 // (KEELSON_API_URL, KEELSON_API_TOKEN), so auth and validation live in one place.
@@ -171,7 +171,8 @@ export function registerRollout(program: Command): void {
         if (o.json) printJson(body);
         else
           process.stdout.write(
-            `${summaryLine(body)}\n${nodeTable(body)}${body.links ? `Temporal UI: ${body.links.rollout}\n` : ''}`,
+            `${summaryLine(body)}\n${auditLine(body)}${nodeTable(body)}` +
+              `${body.links ? `Temporal UI: ${body.links.rollout}\n` : ''}`,
           );
         return EXIT.ok;
       }),

@@ -1,0 +1,112 @@
+import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { rolloutWorkflow } from '../../workflows';
+import { statusQuery, updateSpecUpdate } from '../../workflows/messages';
+import { rolloutWorkflowId } from '../../model/workflow-ids';
+import { FakeCluster } from './fake-cluster';
+import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
+
+// The rollout workflow checks its input and the worker's image policy itself, so a start or an update sent straight
+// to Temporal (not through the API) cannot run an image outside the policy.
+
+const t = useTemporal();
+
+const ALLOWED = 'registry.example/allowed/';
+const policy = { allowedPrefixes: [ALLOWED], requireDigest: false, allowedSecrets: ['driver-license'] };
+const pkg = (image: string, env: unknown[] = []) => ({ base: { version: '1.0.0', image, env } });
+
+/** The failure a run ended with, or the one an update was refused with. */
+async function failureOf(p: Promise<unknown>): Promise<ApplicationFailure> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err instanceof WorkflowFailedError || err instanceof WorkflowUpdateFailedError).toBe(true);
+  const cause = (err as WorkflowFailedError).cause;
+  expect(cause).toBeInstanceOf(ApplicationFailure);
+  return cause as ApplicationFailure;
+}
+
+test('a start straight through Temporal with an image or a Secret outside the policy fails before any node is listed', async () => {
+  const cluster = new FakeCluster(['policy-1']);
+  cluster.imagePolicy = policy;
+  const spec = rolloutSpec('outside', {
+    packages: pkg('evil.example/miner', [
+      { name: 'TOKEN', valueFrom: { secretKeyRef: { name: 'cluster-admin-token', key: 'token' } } },
+    ]),
+  });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
+      taskQueue,
+      workflowId: rolloutWorkflowId('policy', spec.name),
+      args: [{ cluster: 'policy', spec }],
+    });
+    const failure = await failureOf(handle.result());
+    expect(failure.type).toBe('InvalidSpec');
+    expect(failure.message).toBe(
+      `spec.packages.base.image: "evil.example/miner" is outside the image policy; allowed: ${ALLOWED} ` +
+        '(KEELSON_IMAGE_ALLOWED_PREFIXES); spec.packages.base.env[0].valueFrom.secretKeyRef.name: ' +
+        '"cluster-admin-token" is not an allowed Secret; allowed: driver-license (KEELSON_ENV_SECRET_ALLOWLIST)',
+    );
+  });
+  expect(cluster.callsOf('imagePolicy')).toHaveLength(1);
+  expect(cluster.callsOf('listNodes')).toEqual([]);
+  expect(cluster.callsOf('ensureNodeWorkflow')).toEqual([]);
+});
+
+test('a start whose input the schema refuses fails with the field named, whatever the policy', async () => {
+  const cluster = new FakeCluster(['policy-2']);
+  const spec = rolloutSpec('malformed', { packages: pkg(`${ALLOWED}base`) });
+  const bad = { ...spec, spec: { ...spec.spec, interruptionBudget: { percent: 'all' } } };
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
+      taskQueue,
+      workflowId: rolloutWorkflowId('policy', bad.name),
+      args: [{ cluster: 'policy', spec: bad as never }],
+    });
+    const failure = await failureOf(handle.result());
+    expect(failure.type).toBe('InvalidSpec');
+    expect(failure.message).toMatch(/^spec\.interruptionBudget\.percent: /);
+  });
+  expect(cluster.callsOf('listNodes')).toEqual([]);
+});
+
+test('updates: one outside the policy is refused, and the policy is read again at each update', async () => {
+  const cluster = new FakeCluster(['policy-3']);
+  cluster.imagePolicy = policy;
+  const spec = rolloutSpec('inside', { packages: pkg(`${ALLOWED}base`) });
+  const id = rolloutWorkflowId('policy', spec.name);
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
+      taskQueue,
+      workflowId: id,
+      args: [{ cluster: 'policy', spec }],
+    });
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'));
+    const outside = rolloutSpec('inside', { packages: pkg('evil.example/base') });
+    const refused = await failureOf(handle.executeUpdate(updateSpecUpdate, { args: [outside, { actor: 'mallory' }] }));
+    expect(refused.message).toContain('spec.packages.base.image: "evil.example/base" is outside the image policy');
+    // The operator pins digests from now on: an update without one is refused by the policy read at the update.
+    cluster.imagePolicy = { ...policy, requireDigest: true };
+    const unpinned = rolloutSpec('inside', { packages: { base: { version: '1.1.0', image: `${ALLOWED}base` } } });
+    const late = await failureOf(handle.executeUpdate(updateSpecUpdate, { args: [unpinned, { actor: 'alice' }] }));
+    expect(late.message).toBe(
+      'spec.packages.base.containerSHA: is required: the image policy pins images by digest (KEELSON_IMAGE_REQUIRE_DIGEST)',
+    );
+    const pinned = rolloutSpec('inside', {
+      packages: { base: { version: '1.1.0', image: `${ALLOWED}base`, containerSHA: `sha256:${'a'.repeat(64)}` } },
+    });
+    expect(await handle.executeUpdate(updateSpecUpdate, { args: [pinned, { actor: 'alice' }] })).toEqual({
+      generation: 2,
+    });
+    await eventually(async () => {
+      const status = await handle.query(statusQuery);
+      expect(status.status).toBe('complete');
+      expect(status.nodes['policy-3']!.packages.base!.version).toBe('1.1.0');
+      expect(status.lastChange).toEqual({ action: 'update', actor: 'alice', generation: 2 });
+    });
+    expect(cluster.callsOf('imagePolicy')).toHaveLength(3);
+    await handle.cancel();
+  });
+  await recordHistory(t.env, id, 'rollout-image-policy');
+});
