@@ -7,4 +7,5 @@ module.exports = {
   ...base,
   roots: ['<rootDir>/test/workflows'],
   globalSetup: '<rootDir>/test/harness/workflow-setup.ts',
+  globalTeardown: '<rootDir>/test/harness/workflow-teardown.ts',
 };

@@ -1,7 +1,7 @@
 import { nodeMetadataKeys } from '../model';
 import type { RolloutRef } from './contract';
 import { jsonPatch, pointer, type Clients } from './clients';
-import { classifyKubeError, kubeCode } from './kube-errors';
+import { classifyKubeError, isNotFound, kubeCode } from './kube-errors';
 import { keyPrefix } from './node-state';
 import { readNodeObject } from './nodes';
 
@@ -102,7 +102,14 @@ export async function removeTaint(
   clients: Clients,
   input: { node: string; key: string; effect: string },
 ): Promise<void> {
-  await patchWithTests(clients, input.node, (node) => {
+  // A node deleted meanwhile took its taint with it: retrying would hold the rollout's passes up for good.
+  await removeTaintOps(clients, input).catch((err: unknown) => {
+    if (!isNotFound(err)) throw err;
+  });
+}
+
+function removeTaintOps(clients: Clients, input: { node: string; key: string; effect: string }): Promise<boolean> {
+  return patchWithTests(clients, input.node, (node) => {
     const ops: Op[] = [];
     const taints = node.spec?.taints ?? [];
     // Highest index first, so each removal leaves the earlier indexes valid; the tests pin what sits there.

@@ -70,7 +70,9 @@ export const WorkerConfigSchema = z
       .describe('Skyhook/NodeWright agent image'),
     KEELSON_KEY_PREFIX: prefix
       .optional()
-      .describe(`node-state key prefix; unset: by kind (${OPERATOR_KEY_PREFIXES.join(' or ')})`),
+      .describe(
+        `node-state key prefix; unset: by kind (${OPERATOR_KEY_PREFIXES.join(' or ')}); its ignore label keeps nodes out too, besides the kind's`,
+      ),
     KEELSON_LEGACY_PREFIXES: z
       .string()
       .default(OPERATOR_KEY_PREFIXES.join(','))

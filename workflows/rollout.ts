@@ -271,7 +271,10 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       ...s.spec.spec.additionalTolerations,
       ...(s.spec.spec.runtimeRequired ? [taintToleration(t)] : []),
     ];
-    const ignoreLabel = nodeMetadataKeys(s.spec.name, options.keyPrefix ?? metadataPrefix(s.spec.kind)).ignore;
+    // The kind's ignore label, as Skyhook users set it, and the worker's own key prefix's too.
+    const ignoreLabels = [metadataPrefix(s.spec.kind), options.keyPrefix ?? metadataPrefix(s.spec.kind)].map(
+      (prefix) => nodeMetadataKeys(s.spec.name, prefix).ignore,
+    );
     for (const f of facts) {
       const prev = s.nodes[f.name];
       // Taints are judged when a node is picked (§5.2), not under work this rollout started: a node rebooting for it is
@@ -282,7 +285,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
         !(prev?.admittedGeneration === s.generation && patched(PATCHES.taintsBlockBeforeAdmission));
       s.nodes[f.name] = {
         labels: f.labels,
-        blocked: f.labels[ignoreLabel] === 'true' || tainted,
+        blocked: ignoreLabels.some((label) => f.labels[label] === 'true') || tainted,
         runtimeTainted: f.taints.some((x) => sameTaint(x, t)),
         admittedGeneration: prev?.admittedGeneration ?? 0,
         ...(prev?.reported && { reported: prev.reported }),
@@ -505,11 +508,12 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   // uses, and continue-as-new carries them in its options.
   if (input.options?.node === undefined && input.carried === undefined && patched(PATCHES.rolloutNodeTimeouts)) {
     const { runtimeRequiredTaint, keyPrefix, ...timeouts } = await act.nodeTimeouts();
+    // What the starter gave wins over the worker's settings, as for the node settings.
     options = {
       ...options,
       node: { ...options.node, ...timeouts },
-      ...(runtimeRequiredTaint && { runtimeRequiredTaint }),
-      ...(keyPrefix !== undefined && { keyPrefix }),
+      ...(runtimeRequiredTaint && input.options?.runtimeRequiredTaint === undefined && { runtimeRequiredTaint }),
+      ...(keyPrefix !== undefined && input.options?.keyPrefix === undefined && { keyPrefix }),
     };
   }
   // Passes send commands only for work (sends, activities, a changed status): no condition timer per pass, whose

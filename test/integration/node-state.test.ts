@@ -168,6 +168,16 @@ test('removeTaint removes the runtime-required taint only', async () => {
   );
 });
 
+test('removeTaint on a node deleted meanwhile is done (its taint went with it), not retried for good', async () => {
+  await expect(
+    activities.removeTaint({
+      node: `gone-${Date.now().toString(36)}`,
+      key: 'skyhook.nvidia.com',
+      effect: 'NoSchedule',
+    }),
+  ).resolves.toBeUndefined();
+});
+
 test('listNodes selects by label selector', async () => {
   const gpu = await activities.listNodes({
     selector: {

@@ -137,6 +137,34 @@ test('runtimeRequired: the runtime-required taint is removed from each tainted n
   expect(off.cluster.nodes[2]!.taints).toEqual([taint]);
 }, 300_000); // two rollouts, each allowed 120 s to complete: the test's budget must cover both
 
+test("ignore labels: the kind's (as Skyhook users set it) and the worker's key prefix's both keep a node out", async () => {
+  const names = nodes(3, 'ignored');
+  const [kinds, workers, free] = names as [string, string, string];
+  const labels: Record<string, Record<string, string>> = {
+    [kinds]: { 'skyhook.nvidia.com/ignore': 'true' },
+    [workers]: { 'example.com/ignore': 'true' },
+  };
+  const cluster = new FakeCluster(names, (node) => labels[node] ?? {});
+  cluster.nodeTimeouts = { ...cluster.nodeTimeouts, keyPrefix: 'example.com/' };
+  cluster.script = () => ({ ms: 20 });
+  const spec = rolloutSpec('ignored', {
+    interruptionBudget: { count: 3 },
+    packages: { base: { version: '1.0.0', image: image('base') } },
+  });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await startRollout(taskQueue, 'ignored', spec);
+    await eventually(async () => {
+      const st = await handle.query(statusQuery);
+      expect(st.nodes[free]!.status).toBe('complete');
+      expect(st.nodes[kinds]!.status).toBe('blocked');
+      expect(st.nodes[workers]!.status).toBe('blocked');
+    }, 120_000);
+    expect(cluster.stagesOn(kinds)).toEqual([]);
+    expect(cluster.stagesOn(workers)).toEqual([]);
+    await handle.cancel();
+  });
+});
+
 test('a batch is sent to its nodes at once, not one round trip after another', async () => {
   const names = nodes(4, 'fanout');
   const cluster = new FakeCluster(names);

@@ -1,6 +1,12 @@
 import { ApplicationFailure, Context, heartbeat } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import type { KeelsonActivities, NodeFacts, NodeTimeouts, RunStageInput, StageResult } from '../../activities/contract';
+import type {
+  KeelsonActivities,
+  NodeFacts,
+  RolloutWorkerSettings,
+  RunStageInput,
+  StageResult,
+} from '../../activities/contract';
 import { encodeNodeState, stageJobName, type NodeState, type Status } from '../../model';
 import { nodeWorkflowId } from '../../model/workflow-ids';
 import { OPEN_IMAGE_POLICY, type ImagePolicy } from '../../model/image-policy';
@@ -83,7 +89,7 @@ export class FakeCluster {
   /** How long listing the nodes takes; the list is the one at the call, as a slow API server answers. */
   listNodesMs = 0;
   /** What nodeTimeouts answers: the worker's settings, as a rollout reads them at its start. */
-  nodeTimeouts: NodeTimeouts = {
+  nodeTimeouts: RolloutWorkerSettings = {
     protectedPodsTimeoutSeconds: 3600,
     drainTimeoutSeconds: 600,
     drainOnTimeout: 'wait',
