@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import type { ActivitySettings } from '../activities/settings';
+import { bool, loadSettings, TemporalSettingsSchema } from './temporal-settings';
 import {
   DEFAULT_AGENT_LOG_ROOT,
   DEFAULT_COPY_DIR_ROOT,
@@ -43,18 +44,9 @@ const name = (what: string, fallback: string) =>
   z.string().regex(DNS_LABEL, `must be ${what}: 1-63 lowercase letters, digits or '-'`).default(fallback);
 const prefix = z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/$/, "must be a DNS subdomain followed by '/'");
 
-const bool = z
-  .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
-  .transform((v) => v === 'true' || v === '1');
-
 export const WorkerConfigSchema = z
   .object({
-    TEMPORAL_ADDRESS: z
-      .string()
-      .regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port')
-      .default('127.0.0.1:7233')
-      .describe('Temporal frontend'),
-    TEMPORAL_NAMESPACE: z.string().min(1, 'must not be empty').default('default').describe('Temporal namespace'),
+    ...TemporalSettingsSchema.shape,
     KEELSON_TASK_QUEUE: z
       .string()
       .min(1, 'must not be empty')
@@ -132,26 +124,6 @@ export const WorkerConfigSchema = z
     KEELSON_POLL_SECONDS: seconds(1, 10, 5).describe(
       'heartbeat and re-check period of waits (at most half the 20 s heartbeat timeout)',
     ),
-    TEMPORAL_TLS: bool
-      .default(false)
-      .describe('connect to Temporal with TLS (implied by the certificate, CA or API key)'),
-    TEMPORAL_TLS_CERT: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('client certificate file for mTLS (with TEMPORAL_TLS_KEY)'),
-    TEMPORAL_TLS_KEY: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('client private key file for mTLS (with TEMPORAL_TLS_CERT)'),
-    TEMPORAL_TLS_CA: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('CA certificate file of the Temporal server; unset: system CAs'),
-    TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional().describe('TLS server name override (SNI)'),
-    TEMPORAL_API_KEY: z.string().min(1).optional().describe('Temporal Cloud API key (implies TLS)'),
     KEELSON_MAX_CONCURRENT_ACTIVITIES: int(1, 10_000, 1_000).describe(
       'activities one worker runs at once (stage waits, drains, node-state writes); every node in a stage holds one for the whole stage, so keep it well above the nodes in flight, or short calls queue behind the waits',
     ),
@@ -183,14 +155,6 @@ export const WorkerConfigSchema = z
     ),
   })
   .superRefine((c, ctx) => {
-    if (!!c.TEMPORAL_TLS_CERT !== !!c.TEMPORAL_TLS_KEY) {
-      const missing = c.TEMPORAL_TLS_CERT ? 'TEMPORAL_TLS_KEY' : 'TEMPORAL_TLS_CERT';
-      ctx.addIssue({
-        code: 'custom',
-        path: [missing],
-        message: 'must be set together with TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY (mTLS)',
-      });
-    }
     const cached = c.KEELSON_MAX_CACHED_WORKFLOWS;
     if (cached !== undefined && cached < c.KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS) {
       // The SDK runs no more workflow tasks at once than it can cache: the smaller setting would silently win.
@@ -210,22 +174,9 @@ export const WorkerConfigSchema = z
   });
 export type WorkerConfig = z.infer<typeof WorkerConfigSchema>;
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
-
-/** Reads the settings from an environment; throws ConfigError naming every bad setting, its value and the range. */
+/** Reads the settings from an environment; throws SettingsError naming every bad setting, its value and the range. */
 export function loadConfig(env: Readonly<Record<string, string | undefined>> = process.env): WorkerConfig {
-  const known = Object.fromEntries(
-    Object.keys(WorkerConfigSchema.shape).map((k) => [k, env[k] === '' ? undefined : env[k]]),
-  );
-  const parsed = WorkerConfigSchema.safeParse(known);
-  if (parsed.success) return parsed.data;
-  const lines = parsed.error.issues.map((issue) => {
-    const key = String(issue.path[0]);
-    return `${key}=${JSON.stringify(env[key] ?? '')}: ${issue.message}`;
-  });
-  throw new ConfigError(`invalid worker settings:\n${lines.join('\n')}`);
+  return loadSettings(WorkerConfigSchema, 'worker', env);
 }
 
 export function activitySettings(config: WorkerConfig): ActivitySettings {

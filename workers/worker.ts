@@ -1,14 +1,14 @@
-import { readFileSync } from 'node:fs';
 import type http from 'node:http';
 import { KubeConfig, type V1Job } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Runtime, Worker, type NativeConnectionOptions } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities, workloadInformer } from '../activities';
 import { makeClients, type Clients } from '../activities/clients';
 import { checkKubernetes } from '../activities/server-version';
 import { KEELSON_PREFIX, workflowIdPrefix } from '../model';
 import { QUERY_TIMEOUT_MS, statusQuery, type RolloutStatusView } from '../workflows/messages';
-import { activitySettings, ConfigError, loadConfig, type WorkerConfig } from './config';
+import { activitySettings, loadConfig, type WorkerConfig } from './config';
+import { SettingsError, temporalConnectionOptions } from './temporal-settings';
 import { KeelsonMetrics, serveMetrics, type GaugeSources } from './metrics';
 import { cachedWorkflowsFor, memoryLimitBytes } from './sizing';
 
@@ -20,27 +20,6 @@ function kubeConfig(config: WorkerConfig): KubeConfig {
   if (config.KUBECONFIG) kc.loadFromFile(config.KUBECONFIG);
   else kc.loadFromDefault();
   return kc;
-}
-
-/** Address, TLS (server CA, SNI, client certificate pair) and API key: the same for the worker and its client. */
-export function temporalConnectionOptions(config: WorkerConfig): NativeConnectionOptions {
-  const file = (p: string) => readFileSync(p);
-  const tls =
-    config.TEMPORAL_TLS || !!config.TEMPORAL_TLS_CERT || !!config.TEMPORAL_TLS_CA || !!config.TEMPORAL_API_KEY;
-  return {
-    address: config.TEMPORAL_ADDRESS,
-    ...(tls && {
-      tls: {
-        ...(config.TEMPORAL_TLS_SERVER_NAME && { serverNameOverride: config.TEMPORAL_TLS_SERVER_NAME }),
-        ...(config.TEMPORAL_TLS_CA && { serverRootCACertificate: file(config.TEMPORAL_TLS_CA) }),
-        ...(config.TEMPORAL_TLS_CERT &&
-          config.TEMPORAL_TLS_KEY && {
-            clientCertPair: { crt: file(config.TEMPORAL_TLS_CERT), key: file(config.TEMPORAL_TLS_KEY) },
-          }),
-      },
-    }),
-    ...(config.TEMPORAL_API_KEY && { apiKey: config.TEMPORAL_API_KEY }),
-  };
 }
 
 /** The scrape-time sources of the gauges: running rollout workflows' status queries, and Keelson's Jobs. */
@@ -79,7 +58,7 @@ export async function startWorker(config: WorkerConfig): Promise<RunningWorker> 
   const kc = kubeConfig(config);
   const clients = makeClients(kc);
   const floor = await checkKubernetes(clients, config.KEELSON_NAMESPACE);
-  if (!floor.ok) throw new ConfigError(floor.message);
+  if (!floor.ok) throw new SettingsError(floor.message);
   const options = temporalConnectionOptions(config);
   const connection = await NativeConnection.connect(options);
   const clientConnection = await Connection.connect(options);

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseTokenFile, unnamedToken, type ApiToken } from '../../model/access';
-import { SettingsError } from '../lib/settings';
+import { SettingsError } from '../../workers/temporal-settings';
 import type { ApiSettings } from './settings';
 
 // Bearer-token auth. Named, scoped tokens come from a file (model/access.ts has its format) and/or one unnamed

@@ -1,5 +1,6 @@
 import { imagePolicyOf } from '../../workers/image-policy-settings';
-import { KeelsonClient, SettingsError } from '../lib';
+import { SettingsError } from '../../workers/temporal-settings';
+import { KeelsonClient } from '../lib';
 import { jsonLines } from './access-log';
 import { loadTokens } from './auth';
 import { buildApi } from './server';

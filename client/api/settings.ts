@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ImagePolicySettingsSchema } from '../../workers/image-policy-settings';
-import { ClientSettingsSchema, loadSettings, SettingsError } from '../lib/settings';
+import { loadSettings, SettingsError } from '../../workers/temporal-settings';
+import { ClientSettingsSchema } from '../lib/settings';
 
 // Every API setting in one schema read from the environment: the client's Temporal settings plus the listener,
 // the token source, the body size limit and the image policy (the worker's settings of the same names). A bad value stops start-up with a message naming it.

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
+import { temporalConnectionOptions } from '../../workers/temporal-settings';
 import type { ClientSettings } from './settings';
 import { UnavailableError } from './errors';
 
@@ -15,21 +15,7 @@ export interface KeelsonContext {
 }
 
 export function connectionOptions(s: ClientSettings): ConnectionOptions {
-  const file = (p: string) => readFileSync(p);
-  const tlsWanted = s.TEMPORAL_TLS || !!s.TEMPORAL_TLS_CERT || !!s.TEMPORAL_API_KEY || !!s.TEMPORAL_TLS_CA;
-  return {
-    address: s.TEMPORAL_ADDRESS,
-    ...(tlsWanted && {
-      tls: {
-        ...(s.TEMPORAL_TLS_SERVER_NAME && { serverNameOverride: s.TEMPORAL_TLS_SERVER_NAME }),
-        ...(s.TEMPORAL_TLS_CA && { serverRootCACertificate: file(s.TEMPORAL_TLS_CA) }),
-        ...(s.TEMPORAL_TLS_CERT &&
-          s.TEMPORAL_TLS_KEY && { clientCertPair: { crt: file(s.TEMPORAL_TLS_CERT), key: file(s.TEMPORAL_TLS_KEY) } }),
-      },
-    }),
-    ...(s.TEMPORAL_API_KEY && { apiKey: s.TEMPORAL_API_KEY }),
-    connectTimeout: '10s',
-  };
+  return { ...temporalConnectionOptions(s), connectTimeout: '10s' };
 }
 
 export async function connect(settings: ClientSettings): Promise<KeelsonContext> {

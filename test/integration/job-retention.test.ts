@@ -1,7 +1,8 @@
 import type { V1Job, V1Node } from '@kubernetes/client-node';
 import type { FinishedStageJob, RunStageInput, WriteNodeStateInput } from '../../activities/contract';
 import { STAGES, type Stage } from '../../model';
-import { ConfigError, loadConfig } from '../../workers/config';
+import { loadConfig } from '../../workers/config';
+import { SettingsError } from '../../workers/temporal-settings';
 import { nodeWorkflowId } from '../../model/workflow-ids';
 import { kubeClients, testNamespace } from '../harness/kube';
 import {
@@ -112,7 +113,7 @@ afterAll(async () => {
 test('G9 Job retention and default stage timeout settings: 0 is "delete once recorded", bad values are named', () => {
   expect(loadConfig({ KEELSON_JOB_RETENTION_SECONDS: '0' }).KEELSON_JOB_RETENTION_SECONDS).toBe(0);
   expect(loadConfig({}).KEELSON_DEFAULT_STAGE_TIMEOUT_SECONDS).toBe(3600);
-  expect(() => loadConfig({ KEELSON_JOB_RETENTION_SECONDS: '30' })).toThrow(ConfigError);
+  expect(() => loadConfig({ KEELSON_JOB_RETENTION_SECONDS: '30' })).toThrow(SettingsError);
   expect(() => loadConfig({ KEELSON_JOB_RETENTION_SECONDS: '30' })).toThrow(
     'KEELSON_JOB_RETENTION_SECONDS="30": must be 0 (delete once recorded) or a whole number of seconds from 600 to 2592000',
   );

@@ -1,4 +1,5 @@
-import { activitySettings, ConfigError, loadConfig } from '../../workers/config';
+import { activitySettings, loadConfig } from '../../workers/config';
+import { SettingsError } from '../../workers/temporal-settings';
 
 describe('G9 worker settings', () => {
   test('defaults fill every setting from an empty environment', () => {
@@ -22,7 +23,7 @@ describe('G9 worker settings', () => {
   });
 
   test('G9 a bad value stops start-up naming the setting, the value and the allowed range', () => {
-    expect(() => loadConfig({ KEELSON_IMAGE_PULL_GRACE_SECONDS: '0' })).toThrow(ConfigError);
+    expect(() => loadConfig({ KEELSON_IMAGE_PULL_GRACE_SECONDS: '0' })).toThrow(SettingsError);
     expect(() => loadConfig({ KEELSON_IMAGE_PULL_GRACE_SECONDS: '0' })).toThrow(
       'KEELSON_IMAGE_PULL_GRACE_SECONDS="0": must be a whole number of seconds from 1 to 3600',
     );
