@@ -1,0 +1,54 @@
+import { POLICY_API_VERSIONS } from '../model/spec/deployment-policy';
+import { ROLLOUT_KINDS } from '../model/spec/skyhook';
+import type { RolloutResourceStatus } from '../model/custom-resource/status';
+
+// The custom resources the controller watches, where the apiserver serves them, and their shape as read.
+
+/** Holds a resource until the controller has deleted its rollout (the nodes' annotations, cordons and Jobs). */
+export const CLEANUP_FINALIZER = 'keelson.dev/rollout-cleanup';
+
+export interface Collection {
+  group: string;
+  version: string;
+  plural: string;
+}
+
+const collection = (apiVersion: string, plural: string): Collection => {
+  const [group, version] = apiVersion.split('/') as [string, string];
+  return { group, version, plural };
+};
+
+export const ROLLOUT_COLLECTIONS: Collection[] = [
+  collection(ROLLOUT_KINDS.Skyhook, 'skyhooks'),
+  collection(ROLLOUT_KINDS.NodeWright, 'nodewrights'),
+];
+export const POLICY_COLLECTIONS: Collection[] = POLICY_API_VERSIONS.map((v) => collection(v, 'deploymentpolicies'));
+
+export const collectionPath = (c: Collection) => `/apis/${c.group}/${c.version}/${c.plural}`;
+
+export interface RolloutResource {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    generation?: number;
+    resourceVersion?: string;
+    deletionTimestamp?: string | Date;
+    finalizers?: string[];
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+  };
+  spec?: unknown;
+  status?: RolloutResourceStatus;
+}
+
+/** The manifest a resource holds, as a file would: what parseRolloutDocuments reads. */
+export function manifestOf(resource: RolloutResource): Record<string, unknown> {
+  const { name, annotations } = resource.metadata;
+  return {
+    apiVersion: resource.apiVersion,
+    kind: resource.kind,
+    metadata: { name, ...(annotations && { annotations }) },
+    spec: resource.spec,
+  };
+}
