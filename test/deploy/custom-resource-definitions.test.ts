@@ -1,19 +1,19 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CustomObjectsApi } from '@kubernetes/client-node';
+import { AuthorizationV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import YAML from 'yaml';
 import { installCustomResourceDefinitions } from '../../deploy/dev/custom-resources';
 import { projectRoot, toolPaths } from '../../deploy/dev/paths';
 import { kubeClients } from '../harness/kube';
 import { mergePatch } from '../../activities/clients';
-import { helmTemplate } from './chart-env';
+import { applyDocs, helmTemplate } from './chart-env';
 
 // The chart's CustomResourceDefinitions on the local stack's kube-apiserver: installed only with
 // customResources.enabled, accepted as structural schemas, serving the Skyhook-style manifests Keelson accepts,
 // refusing what its schemas refuse, with the status subresource and Skyhook's printer columns.
 
-const { kc } = kubeClients();
+const { kc, core } = kubeClients();
 const custom = kc.makeApiClient(CustomObjectsApi);
 const kubectl = path.join(toolPaths().kubeBin, 'kubectl');
 const suffix = Date.now().toString(36);
@@ -185,5 +185,106 @@ describe('custom-resource definitions in the chart', () => {
     } finally {
       await custom.deleteClusterCustomObject(where);
     }
+  });
+});
+
+describe('custom-resource mode RBAC in the chart', () => {
+  const release = `kr${suffix}`;
+  const namespace = 'default';
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  const authz = kc.makeApiClient(AuthorizationV1Api);
+  const users = { editor: `editor-${suffix}`, viewer: `viewer-${suffix}`, scraper: `scraper-${suffix}` };
+  const roleOf = { editor: 'editor', viewer: 'viewer', scraper: 'metrics-reader' };
+  const controllerUser = `system:serviceaccount:${namespace}:${release}-keelson-controller`;
+
+  beforeAll(async () => {
+    const docs = helmTemplate(
+      release,
+      namespace,
+      'customResources.enabled=true',
+      'worker.replicas=0',
+      'api.enabled=false',
+    )
+      .filter((d) => ['ClusterRole', 'ClusterRoleBinding', 'ServiceAccount'].includes(d.kind))
+      .filter((d) => /-(controller|editor|viewer|metrics-reader)$/.test(d.metadata.name));
+    applyDocs(docs);
+    for (const [who, user] of Object.entries(users)) {
+      const role = `${release}-keelson-${roleOf[who as keyof typeof users]}`;
+      await rbac.createClusterRoleBinding({
+        body: {
+          metadata: { name: `${role}-${user}` },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+          subjects: [{ kind: 'User', name: user, apiGroup: 'rbac.authorization.k8s.io' }],
+        },
+      });
+    }
+  });
+
+  afterAll(async () => {
+    for (const [who, user] of Object.entries(users)) {
+      const role = `${release}-keelson-${roleOf[who as keyof typeof users]}`;
+      await rbac.deleteClusterRoleBinding({ name: `${role}-${user}` }).catch(() => undefined);
+    }
+    for (const name of ['controller', 'editor', 'viewer', 'metrics-reader'].map((r) => `${release}-keelson-${r}`)) {
+      await rbac.deleteClusterRole({ name }).catch(() => undefined);
+    }
+    await rbac.deleteClusterRoleBinding({ name: `${release}-keelson-${namespace}-controller` }).catch(() => undefined);
+    await rbac.deleteClusterRole({ name: `${release}-keelson-${namespace}-controller` }).catch(() => undefined);
+    await core
+      .deleteNamespacedServiceAccount({ name: `${release}-keelson-controller`, namespace })
+      .catch(() => undefined);
+  });
+
+  /** The apiserver's own answer: may `user` do `verb` on `resource` of `group`? */
+  async function allowed(user: string, verb: string, group: string, resource: string): Promise<boolean> {
+    const [plural, subresource] = resource.split('/');
+    const review = await authz.createSubjectAccessReview({
+      body: {
+        spec: {
+          user,
+          ...(user.startsWith('system:serviceaccount:') && { groups: ['system:serviceaccounts'] }),
+          resourceAttributes: { verb, group, resource: plural, ...(subresource && { subresource }) },
+        },
+      },
+    });
+    return review.status?.allowed ?? false;
+  }
+
+  test('the controller reads rollouts and policies, patches finalizers and status, and deletes nothing', async () => {
+    for (const [group, plural] of [
+      ['skyhook.nvidia.com', 'skyhooks'],
+      ['nodewright.nvidia.com', 'nodewrights'],
+    ] as const) {
+      for (const verb of ['get', 'list', 'watch', 'patch'])
+        expect(await allowed(controllerUser, verb, group, plural)).toBe(true);
+      expect(await allowed(controllerUser, 'patch', group, `${plural}/status`)).toBe(true);
+      expect(await allowed(controllerUser, 'delete', group, plural)).toBe(false);
+      expect(await allowed(controllerUser, 'create', group, plural)).toBe(false);
+      expect(await allowed(controllerUser, 'watch', group, 'deploymentpolicies')).toBe(true);
+      expect(await allowed(controllerUser, 'patch', group, 'deploymentpolicies')).toBe(false);
+    }
+  });
+
+  test("editor, viewer and metrics-reader: what Skyhook's roles allow", async () => {
+    for (const group of ['skyhook.nvidia.com', 'nodewright.nvidia.com']) {
+      const plural = group.startsWith('skyhook') ? 'skyhooks' : 'nodewrights';
+      for (const verb of ['create', 'patch', 'delete', 'list'])
+        expect(await allowed(users.editor, verb, group, plural)).toBe(true);
+      expect(await allowed(users.editor, 'create', group, 'deploymentpolicies')).toBe(true);
+      expect(await allowed(users.editor, 'patch', group, `${plural}/status`)).toBe(false);
+      expect(await allowed(users.viewer, 'list', group, plural)).toBe(true);
+      expect(await allowed(users.viewer, 'get', group, `${plural}/status`)).toBe(true);
+      for (const verb of ['create', 'patch', 'delete'])
+        expect(await allowed(users.viewer, verb, group, plural)).toBe(false);
+      expect(await allowed(users.scraper, 'get', group, plural)).toBe(false);
+    }
+    const metrics = async (user: string) =>
+      (
+        await authz.createSubjectAccessReview({
+          body: { spec: { user, nonResourceAttributes: { verb: 'get', path: '/metrics' } } },
+        })
+      ).status?.allowed ?? false;
+    expect(await metrics(users.scraper)).toBe(true);
+    expect(await metrics(users.viewer)).toBe(false);
   });
 });
