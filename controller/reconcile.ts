@@ -8,7 +8,7 @@ import type { RolloutResourceStatus } from '../model/custom-resource/status';
 import { DeploymentPolicySchema, type DeploymentPolicy } from '../model/spec/deployment-policy';
 import { parseRolloutDocuments } from '../model/spec/parse-documents';
 import { canonicalJson } from '../client/lib/canonical';
-import { CLEANUP_FINALIZER, manifestOf, type Collection, type RolloutResource } from './resources';
+import { CLEANUP_FINALIZER, manifestOf, OPERATOR_FINALIZERS, type Collection, type RolloutResource } from './resources';
 
 // One pass over one Skyhook or NodeWright resource: everything it needs comes from the resource and the rollout's
 // workflow, so a restarted controller carries on from them. Delete runs the rollout's cleanup behind the finalizer;
@@ -30,11 +30,12 @@ export async function reconcileResource(deps: ReconcileDeps, where: Collection, 
   const { name, finalizers = [], resourceVersion } = resource.metadata;
   const target = { ...where, name };
   if (resource.metadata.deletionTimestamp) {
-    if (!finalizers.includes(CLEANUP_FINALIZER)) return;
+    const ours = [CLEANUP_FINALIZER, ...OPERATOR_FINALIZERS];
+    if (!finalizers.some((f) => ours.includes(f))) return;
     await deleteRollout(deps.keelson, name).catch((err: unknown) => {
       if (!(err instanceof NotFoundError)) throw err;
     });
-    const rest = finalizers.filter((f) => f !== CLEANUP_FINALIZER);
+    const rest = finalizers.filter((f) => !ours.includes(f));
     await custom.patchClusterCustomObject(
       { ...target, body: { metadata: { finalizers: rest, resourceVersion } } },
       mergePatch,

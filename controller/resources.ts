@@ -7,6 +7,12 @@ import type { RolloutResourceStatus } from '../model/custom-resource/status';
 /** Holds a resource until the controller has deleted its rollout (the nodes' annotations, cordons and Jobs). */
 export const CLEANUP_FINALIZER = 'keelson.dev/rollout-cleanup';
 
+/**
+ * The finalizer Skyhook's operator puts on a resource it handled. With the operator stopped (migration) nothing else
+ * would remove it, and a delete would hang: the controller does the operator's cleanup and removes it with its own.
+ */
+export const OPERATOR_FINALIZERS = ['skyhook.nvidia.com/skyhook'];
+
 export interface Collection {
   group: string;
   version: string;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { KeelsonClient, loadClientSettings, NotFoundError } from '../../client/lib';
 import { startController, type RunningController } from '../../controller/controller';
-import { CLEANUP_FINALIZER, type RolloutResource } from '../../controller/resources';
+import { CLEANUP_FINALIZER, OPERATOR_FINALIZERS, type RolloutResource } from '../../controller/resources';
 import { installCustomResourceDefinitions } from '../../deploy/dev/custom-resources';
 import { toolPaths } from '../../deploy/dev/paths';
 import { stackEnv } from '../../deploy/dev/stack';
@@ -83,10 +83,15 @@ afterAll(async () => {
 }, 180_000);
 
 test('kubectl apply, annotate and delete drive a rollout; .status follows each step', async () => {
-  // Created paused: the rollout starts, nothing runs, and .status says so in Skyhook's form.
+  // Created paused, with the finalizer Skyhook's operator leaves on what it handled (migration: the operator is
+  // stopped): the rollout starts, nothing runs, and .status says so in Skyhook's form.
   apply({
     ...manifest('1.0.0'),
-    metadata: { ...(manifest('1.0.0').metadata as object), annotations: { [`${PREFIX}pause`]: 'true' } },
+    metadata: {
+      ...(manifest('1.0.0').metadata as object),
+      annotations: { [`${PREFIX}pause`]: 'true' },
+      finalizers: [OPERATOR_FINALIZERS[0]],
+    },
   });
   const paused = await statusBecomes('paused', {
     status: 'paused',
@@ -97,7 +102,7 @@ test('kubectl apply, annotate and delete drive a rollout; .status follows each s
   });
   expect(condition(paused, 'Valid')).toMatchObject({ status: 'True', reason: 'Accepted', observedGeneration: 1 });
   expect(condition(paused, 'Ready')).toMatchObject({ status: 'False', reason: 'Paused' });
-  expect((await resource()).metadata.finalizers).toContain(CLEANUP_FINALIZER);
+  expect((await resource()).metadata.finalizers).toEqual([OPERATOR_FINALIZERS[0], CLEANUP_FINALIZER]);
   expect(await e2e.nodeState(e2e.nodes[0]!, name)).toBeUndefined();
 
   // Resumed by removing the annotation: every node completes.
@@ -143,7 +148,7 @@ test('kubectl apply, annotate and delete drive a rollout; .status follows each s
   expect(invalid).toMatchObject({ status: 'complete', observedGeneration: 2 });
   expect((await keelson.rolloutStatus(name)).status).toBe('complete');
 
-  // kubectl delete waits for the finalizer: the rollout's workflow ended and its node state is cleared.
+  // kubectl delete waits for the finalizers (the operator's too): the rollout's workflow ended, node state cleared.
   kubectl(['delete', 'skyhooks', name, '--timeout=120s']);
   await expect(resource()).rejects.toMatchObject({ code: 404 });
   await expect(keelson.rolloutStatus(name)).rejects.toBeInstanceOf(NotFoundError);
