@@ -31,7 +31,9 @@ const apply = (manifest: Record<string, unknown>) => kubectl(['apply', '-f', '-'
 
 function manifest(version: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   const doc = skyhook({ name, nodes: e2e.nodes, packages: { hello: { version, simSeconds: 2, ...extra } } });
-  return { ...doc, metadata: { name, labels: { 'keelson.dev/e2e': e2e.cluster } } };
+  // With the finalizer Skyhook's operator leaves on what it handled (migration: the operator is stopped).
+  const metadata = { name, labels: { 'keelson.dev/e2e': e2e.cluster }, finalizers: [OPERATOR_FINALIZERS[0]] };
+  return { ...doc, metadata };
 }
 
 const resource = async () => (await custom.getClusterCustomObject(where)) as RolloutResource;
@@ -83,15 +85,10 @@ afterAll(async () => {
 }, 180_000);
 
 test('kubectl apply, annotate and delete drive a rollout; .status follows each step', async () => {
-  // Created paused, with the finalizer Skyhook's operator leaves on what it handled (migration: the operator is
-  // stopped): the rollout starts, nothing runs, and .status says so in Skyhook's form.
+  // Created paused: the rollout starts, nothing runs, and .status says so in Skyhook's form.
   apply({
     ...manifest('1.0.0'),
-    metadata: {
-      ...(manifest('1.0.0').metadata as object),
-      annotations: { [`${PREFIX}pause`]: 'true' },
-      finalizers: [OPERATOR_FINALIZERS[0]],
-    },
+    metadata: { ...(manifest('1.0.0').metadata as object), annotations: { [`${PREFIX}pause`]: 'true' } },
   });
   const paused = await statusBecomes('paused', {
     status: 'paused',
