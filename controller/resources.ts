@@ -1,5 +1,4 @@
-import { POLICY_API_VERSIONS } from '../model/spec/deployment-policy';
-import { ROLLOUT_KINDS } from '../model/spec/skyhook';
+import { OPERATOR_FINALIZER, POLICY_API_VERSIONS, POLICY_KIND, RESOURCE_PLURALS, ROLLOUT_KINDS } from '../model/wire';
 import type { RolloutResourceStatus } from '../model/custom-resource/status';
 
 // The custom resources the controller watches, where the apiserver serves them, and their shape as read.
@@ -11,7 +10,7 @@ export const CLEANUP_FINALIZER = 'keelson.dev/rollout-cleanup';
  * The finalizer Skyhook's operator puts on a resource it handled. With the operator stopped (migration) nothing else
  * would remove it, and a delete would hang: the controller does the operator's cleanup and removes it with its own.
  */
-export const OPERATOR_FINALIZERS = ['skyhook.nvidia.com/skyhook'];
+export const OPERATOR_FINALIZERS = [OPERATOR_FINALIZER];
 
 export interface Collection {
   group: string;
@@ -19,16 +18,16 @@ export interface Collection {
   plural: string;
 }
 
-const collection = (apiVersion: string, plural: string): Collection => {
+const collection = (apiVersion: string, kind: keyof typeof RESOURCE_PLURALS): Collection => {
   const [group, version] = apiVersion.split('/') as [string, string];
-  return { group, version, plural };
+  return { group, version, plural: RESOURCE_PLURALS[kind] };
 };
 
 export const ROLLOUT_COLLECTIONS: Collection[] = [
-  collection(ROLLOUT_KINDS.Skyhook, 'skyhooks'),
-  collection(ROLLOUT_KINDS.NodeWright, 'nodewrights'),
+  collection(ROLLOUT_KINDS.Skyhook, 'Skyhook'),
+  collection(ROLLOUT_KINDS.NodeWright, 'NodeWright'),
 ];
-export const POLICY_COLLECTIONS: Collection[] = POLICY_API_VERSIONS.map((v) => collection(v, 'deploymentpolicies'));
+export const POLICY_COLLECTIONS: Collection[] = POLICY_API_VERSIONS.map((v) => collection(v, POLICY_KIND));
 
 export const collectionPath = (c: Collection) => `/apis/${c.group}/${c.version}/${c.plural}`;
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { DeploymentPolicySpecSchema, POLICY_API_VERSIONS } from '../spec/deployment-policy';
-import { ROLLOUT_KINDS, SkyhookSpecSchema } from '../spec/skyhook';
+import { DeploymentPolicySpecSchema } from '../spec/deployment-policy';
+import { SkyhookSpecSchema } from '../spec/skyhook';
+import { POLICY_API_VERSIONS, POLICY_KIND, RESOURCE_PLURALS, ROLLOUT_KINDS } from '../wire';
 import { RolloutResourceStatusSchema } from './status';
 import { toStructuralSchema, type JsonSchema, type StructuralSchema } from './structural-schema';
 
@@ -49,12 +50,12 @@ const structural = (schema: z.ZodType) =>
 
 function definition(
   apiVersion: string,
-  kind: string,
-  plural: string,
+  kind: keyof typeof RESOURCE_PLURALS,
   spec: z.ZodType,
   status?: z.ZodType,
 ): CustomResourceDefinition {
   const [group, version] = apiVersion.split('/') as [string, string];
+  const plural = RESOURCE_PLURALS[kind];
   const properties: Record<string, StructuralSchema> = {
     apiVersion: { type: 'string' },
     kind: { type: 'string' },
@@ -86,10 +87,8 @@ function definition(
 /** Every definition custom-resource mode installs: the two rollout kinds, and DeploymentPolicy in both groups. */
 export function customResourceDefinitions(): CustomResourceDefinition[] {
   return [
-    definition(ROLLOUT_KINDS.Skyhook, 'Skyhook', 'skyhooks', SkyhookSpecSchema, RolloutResourceStatusSchema),
-    definition(ROLLOUT_KINDS.NodeWright, 'NodeWright', 'nodewrights', SkyhookSpecSchema, RolloutResourceStatusSchema),
-    ...POLICY_API_VERSIONS.map((apiVersion) =>
-      definition(apiVersion, 'DeploymentPolicy', 'deploymentpolicies', DeploymentPolicySpecSchema),
-    ),
+    definition(ROLLOUT_KINDS.Skyhook, 'Skyhook', SkyhookSpecSchema, RolloutResourceStatusSchema),
+    definition(ROLLOUT_KINDS.NodeWright, 'NodeWright', SkyhookSpecSchema, RolloutResourceStatusSchema),
+    ...POLICY_API_VERSIONS.map((apiVersion) => definition(apiVersion, POLICY_KIND, DeploymentPolicySpecSchema)),
   ];
 }
