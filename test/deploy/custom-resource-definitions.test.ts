@@ -106,7 +106,7 @@ describe('custom-resource definitions in the chart', () => {
     const unknown = await refusal(
       dryRunCreate(skyhook(`unknown-${suffix}`, { packages: { hello: { ...pkg, dependOn: {} } } })),
     );
-    expect(unknown).toContain('.spec.packages.hello.dependOn');
+    expect(unknown).toContain('spec.packages.hello.dependOn');
     const badEnum = await refusal(
       dryRunCreate(skyhook(`enum-${suffix}`, { packages: { hello: { ...pkg, interrupt: { type: 'reboots' } } } })),
     );
