@@ -35,7 +35,7 @@ export const RolloutResourceStatusSchema = z.object({
   completeNodes: z.string().optional(),
   /** Nodes in_progress or erroring, for the printer column. */
   nodesInProgress: z.int().min(0).optional(),
-  /** The spec's package names, comma separated, for the printer column. */
+  /** Each package of the spec as `name:version`, sorted, comma separated, for the printer column. */
   packageList: z.string().optional(),
   /** The metadata.generation the status was written for. */
   observedGeneration: z.int().min(0).optional(),

@@ -95,7 +95,7 @@ test('kubectl apply, annotate and delete drive a rollout; .status follows each s
     observedGeneration: 1,
     completeNodes: '0/2',
     nodesInProgress: 0,
-    packageList: 'hello',
+    packageList: 'hello:1.0.0',
   });
   expect(condition(paused, 'Valid')).toMatchObject({ status: 'True', reason: 'Accepted', observedGeneration: 1 });
   expect(condition(paused, 'Ready')).toMatchObject({ status: 'False', reason: 'Paused' });
@@ -152,4 +152,4 @@ test('kubectl apply, annotate and delete drive a rollout; .status follows each s
   await eventually('node state cleared', async () => {
     for (const node of e2e.nodes) expect(await e2e.nodeState(node, name)).toBeUndefined();
   });
-});
+}, 480_000);
