@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { KeelsonClient, loadClientSettings, NotFoundError } from '../../client/lib';
@@ -24,8 +25,12 @@ let keelson: KeelsonClient;
 let controller: RunningController | undefined;
 const controllerLog: string[] = [];
 
-const kubectl = (args: string[], input?: string) =>
-  execFileSync(kubectlBin, args, { env: { ...process.env, KUBECONFIG: env.KUBECONFIG }, input, encoding: 'utf8' });
+// Asynchronous: the controller runs in this process, and `kubectl delete` waits on it to remove the finalizer.
+async function kubectl(args: string[], input?: string): Promise<string> {
+  const run = promisify(execFile)(kubectlBin, args, { env: { ...process.env, KUBECONFIG: env.KUBECONFIG } });
+  if (input !== undefined) run.child.stdin!.end(input);
+  return (await run).stdout;
+}
 
 const apply = (manifest: Record<string, unknown>) => kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
 
@@ -86,7 +91,7 @@ afterAll(async () => {
 
 test('kubectl apply, annotate and delete drive a rollout; .status follows each step', async () => {
   // Created paused: the rollout starts, nothing runs, and .status says so in Skyhook's form.
-  apply({
+  await apply({
     ...manifest('1.0.0'),
     metadata: { ...(manifest('1.0.0').metadata as object), annotations: { [`${PREFIX}pause`]: 'true' } },
   });
@@ -103,7 +108,7 @@ test('kubectl apply, annotate and delete drive a rollout; .status follows each s
   expect(await e2e.nodeState(e2e.nodes[0]!, name)).toBeUndefined();
 
   // Resumed by removing the annotation: every node completes.
-  kubectl(['annotate', 'skyhooks', name, `${PREFIX}pause-`]);
+  await kubectl(['annotate', 'skyhooks', name, `${PREFIX}pause-`]);
   const complete = await statusBecomes('complete', { status: 'complete', completeNodes: '2/2', nodesInProgress: 0 });
   expect(complete.nodeStatus).toEqual({ [e2e.nodes[0]!]: 'complete', [e2e.nodes[1]!]: 'complete' });
   for (const node of e2e.nodes) {
@@ -121,12 +126,12 @@ test('kubectl apply, annotate and delete drive a rollout; .status follows each s
   // while disabled, then enable, which runs it.
   await controller!.stop();
   await runController();
-  kubectl(['annotate', 'skyhooks', name, `${PREFIX}disable=true`]);
+  await kubectl(['annotate', 'skyhooks', name, `${PREFIX}disable=true`]);
   await eventually('the rollout disabled', async () => expect((await keelson.rolloutStatus(name)).disabled).toBe(true));
-  apply(manifest('1.1.0'));
+  await apply(manifest('1.1.0'));
   const disabled = await statusBecomes('disabled with generation 2', { status: 'disabled', observedGeneration: 2 });
   expect(Object.keys(disabled.nodeState![e2e.nodes[0]!]!)).toContain('hello|1.0.0');
-  kubectl(['annotate', 'skyhooks', name, `${PREFIX}disable-`]);
+  await kubectl(['annotate', 'skyhooks', name, `${PREFIX}disable-`]);
   const upgraded = await statusBecomes('complete at 1.1.0', {
     status: 'complete',
     completeNodes: '2/2',
@@ -135,7 +140,7 @@ test('kubectl apply, annotate and delete drive a rollout; .status follows each s
   expect(upgraded.nodeState![e2e.nodes[1]!]!['hello|1.1.0']).toMatchObject({ state: 'complete' });
 
   // A manifest the apiserver stores but Keelson refuses: a condition names the field, the rollout runs on as it was.
-  apply(manifest('1.2.0', { dependsOn: { missing: '1.0' } }));
+  await apply(manifest('1.2.0', { dependsOn: { missing: '1.0' } }));
   const invalid = await eventually('Valid=False', async () => {
     const status = (await resource()).status!;
     expect(condition(status, 'Valid')).toMatchObject({ status: 'False', reason: 'Invalid', observedGeneration: 3 });
@@ -146,7 +151,7 @@ test('kubectl apply, annotate and delete drive a rollout; .status follows each s
   expect((await keelson.rolloutStatus(name)).status).toBe('complete');
 
   // kubectl delete waits for the finalizers (the operator's too): the rollout's workflow ended, node state cleared.
-  kubectl(['delete', 'skyhooks', name, '--timeout=120s']);
+  await kubectl(['delete', 'skyhooks', name, '--timeout=120s']);
   await expect(resource()).rejects.toMatchObject({ code: 404 });
   await expect(keelson.rolloutStatus(name)).rejects.toBeInstanceOf(NotFoundError);
   await eventually('node state cleared', async () => {
