@@ -18,6 +18,16 @@ export const POLICY_KIND = 'DeploymentPolicy';
 /** A DeploymentPolicy is served under either group. */
 export const POLICY_API_VERSIONS = [ROLLOUT_KINDS.Skyhook, ROLLOUT_KINDS.NodeWright] as const;
 
+/** Each kind's resource name (plural), as its CustomResourceDefinition and the operators' RBAC spell it. */
+export const RESOURCE_PLURALS = {
+  Skyhook: 'skyhooks',
+  NodeWright: 'nodewrights',
+  [POLICY_KIND]: 'deploymentpolicies',
+} as const;
+
+/** The finalizer Skyhook's operator puts on each resource it handled. */
+export const OPERATOR_FINALIZER = `${API_GROUPS.Skyhook}/skyhook`;
+
 /** Every kind of document Keelson reads. */
 export const MANIFEST_KINDS = [...ROLLOUT_KIND_NAMES, POLICY_KIND] as const;
 

@@ -19,6 +19,7 @@ const values = YAML.parse(fs.readFileSync(path.join(chart, 'values.yaml'), 'utf8
   image: { repository: string; tag: string };
   worker: { command: string[] };
   api: { command: string[] };
+  customResources: { controller: { command: string[] } };
   podSecurityContext: { runAsUser: number };
 };
 const instructions = dockerfile
@@ -83,8 +84,9 @@ describe("the image's build step and entry points, with node alone", () => {
     fs.copyFileSync(path.join(projectRoot, 'package.json'), path.join(scratch, 'package.json'));
   }, 600_000);
 
-  test("the chart's worker and API commands exist in the build and refuse a bad setting by name", async () => {
-    for (const command of [values.worker.command, values.api.command]) {
+  test("the chart's worker, API and controller commands exist in the build and refuse a bad setting by name", async () => {
+    const controllerCommand = values.customResources.controller.command;
+    for (const command of [values.worker.command, values.api.command, controllerCommand]) {
       expect(command[0]).toBe('node');
       expect(fs.existsSync(path.join(scratch, command[1]!))).toBe(true);
     }
@@ -94,6 +96,9 @@ describe("the image's build step and entry points, with node alone", () => {
     const api = await run([values.api.command[1]!], { KEELSON_API_PORT: 'x' });
     expect(api.code).not.toBe(0);
     expect(api.stderr).toContain('KEELSON_API_PORT="x"');
+    const controller = await run([controllerCommand[1]!], { KEELSON_CONTROLLER_RESYNC_SECONDS: '0' });
+    expect(controller.code).toBe(1);
+    expect(controller.stderr).toContain('KEELSON_CONTROLLER_RESYNC_SECONDS="0": must be a whole number from 1 to 3600');
   });
 
   test('the compiled worker loads the prebuilt workflow bundle, answers /healthz and drains on SIGTERM', async () => {

@@ -1,0 +1,37 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { connect } from '../client/lib/connect';
+import { startController } from './controller';
+import { loadControllerSettings } from './settings';
+
+// `node dist/controller/main.js`: custom-resource mode's controller (docs/migration.md). Kubernetes access from the
+// pod's ServiceAccount or KUBECONFIG; Temporal settings as the API's.
+
+async function main(): Promise<void> {
+  const settings = loadControllerSettings();
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  const keelson = await connect(settings);
+  const controller = await startController({
+    kc,
+    keelson,
+    selector: settings.KEELSON_CONTROLLER_SELECTOR,
+    resyncMs: settings.KEELSON_CONTROLLER_RESYNC_SECONDS * 1000,
+    log: (line) => console.error(line),
+  });
+  console.error(
+    `keelson controller: watching Skyhook and NodeWright resources for cluster ${settings.KEELSON_CLUSTER}`,
+  );
+  const shutdown = () => {
+    void controller
+      .stop()
+      .then(() => keelson.connection.close())
+      .then(() => process.exit(0));
+  };
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : String(err));
+  process.exit(1);
+});
