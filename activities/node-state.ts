@@ -1,7 +1,7 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import { encodeNodeState, nodeMetadataKeys, type NodeState, type RolloutKind } from '../model';
-import { metadataPrefix } from '../model/spec/rollout-spec';
+import { metadataPrefix } from '../model/manifests/rollout-spec';
 import type { NodeFacts, RolloutRef, WriteNodeStateInput } from './contract';
 import { jsonPatch, pointer, strategicPatch, type Clients } from './clients';
 import { classifyKubeError, kube, kubeCode } from './kube-errors';

@@ -1,4 +1,4 @@
 #!/usr/bin/env node
 // Runs the TypeScript CLI straight from the checkout: no build step between a change and `npx keelson`.
 require('tsx/cjs');
-require('../client/cli/main.ts');
+require('../cli/main.ts');

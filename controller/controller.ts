@@ -1,6 +1,6 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { WatchCache } from '../activities/watch-cache';
-import type { KeelsonContext } from '../client/lib/connect';
+import type { KeelsonContext } from '../client/connect';
 import { reconcileResource } from './reconcile';
 import {
   collectionPath,

@@ -1,5 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { connect } from '../client/lib/connect';
+import { connect } from '../client/connect';
 import { startController } from './controller';
 import { loadControllerSettings } from './settings';
 

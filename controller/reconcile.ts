@@ -1,13 +1,13 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { jsonPatch, mergePatch } from '../activities/clients';
-import { NotFoundError } from '../client/lib/errors';
-import type { KeelsonContext } from '../client/lib/connect';
-import { applyRollout, controlRollout, deleteRollout, rolloutStatus } from '../client/lib/rollouts';
+import { NotFoundError } from '../client/errors';
+import type { KeelsonContext } from '../client/connect';
+import { applyRollout, controlRollout, deleteRollout, rolloutStatus } from '../client/rollouts';
 import { invalidResourceStatus, rolloutResourceStatus, controlsFor } from '../model/custom-resource/resource-status';
 import type { RolloutResourceStatus } from '../model/custom-resource/status';
-import { DeploymentPolicySchema, type DeploymentPolicy } from '../model/spec/deployment-policy';
-import { parseRolloutDocuments } from '../model/spec/parse-documents';
-import { canonicalJson } from '../client/lib/canonical';
+import { DeploymentPolicySchema, type DeploymentPolicy } from '../model/manifests/deployment-policy';
+import { parseRolloutDocuments } from '../model/manifests/parse-documents';
+import { canonicalJson } from '../client/canonical';
 import { CLEANUP_FINALIZER, manifestOf, OPERATOR_FINALIZERS, type Collection, type RolloutResource } from './resources';
 
 // One pass over one Skyhook or NodeWright resource: everything it needs comes from the resource and the rollout's

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { loadSettings } from '../workers/temporal-settings';
-import { ClientSettingsSchema } from '../client/lib/settings';
+import { ClientSettingsSchema } from '../client/settings';
 
 // The controller's settings: the client's Temporal settings, which resources it handles, and how often it refreshes
 // their status. A bad value stops start-up with a message naming it.

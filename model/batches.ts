@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Status } from './node-state';
-import type { StrategyParams } from './spec/deployment-policy';
+import type { StrategyParams } from './manifests/deployment-policy';
 
 // Batches within a compartment (§2.2.2-§2.2.4, §2.2.6): batch sizes per strategy, which nodes form the next batch,
 // and how a finished batch updates the state.

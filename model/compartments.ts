@@ -4,9 +4,9 @@ import {
   strategyParams,
   type DeploymentPolicySpec,
   type StrategyParams,
-} from './spec/deployment-policy';
-import type { RolloutSpec } from './spec/rollout-spec';
-import type { InterruptionBudget } from './spec/skyhook';
+} from './manifests/deployment-policy';
+import type { RolloutSpec } from './manifests/rollout-spec';
+import type { InterruptionBudget } from './manifests/skyhook';
 
 // Compartments (§2.2): ceilings, the legacy interruptionBudget mapping (§2.3), and the assignment of nodes to
 // compartments when selectors overlap (§2.2.5).

@@ -1,4 +1,4 @@
-import type { Package } from './spec/skyhook';
+import type { Package } from './manifests/skyhook';
 
 // A configMap change (§3.6): the keys that are new or hold a different value; deleted keys do not count.
 

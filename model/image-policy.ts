@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { RolloutSpec } from './spec/rollout-spec';
-import type { ValidationError } from './spec/validation-error';
+import type { RolloutSpec } from './manifests/rollout-spec';
+import type { ValidationError } from './manifests/validation-error';
 
 // Which images a rollout may run and which Secrets its env may read, from the operator's settings (the API's and the
 // worker's), never from the rollout's starter. An unset list allows anything of its kind.

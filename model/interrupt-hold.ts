@@ -1,5 +1,5 @@
 import { entryKey, type NodeState } from './node-state';
-import type { Package } from './spec/skyhook';
+import type { Package } from './manifests/skyhook';
 import { hasInterrupt, isPackageComplete, type ConfigUpdates, type NodePlan } from './stage-machine';
 
 // ONE merged interrupt per node (§3.5): the plan merges the interrupts of the packages on the dependsOn

@@ -1,5 +1,5 @@
 import { globMatches, isGlob } from './glob';
-import type { Interrupt } from './spec/package';
+import type { Interrupt } from './manifests/package';
 
 // Interrupts (§3.5): which a package needs, and the ONE merged interrupt a node runs for all of them.
 

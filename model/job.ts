@@ -1,9 +1,9 @@
 import { agentInterruptArgument } from './interrupt';
 import type { Stage } from './node-state';
 import { parseDurationMs } from './duration';
-import type { Interrupt } from './spec/package';
-import type { EnvVar, Toleration } from './spec/kube';
-import type { Package } from './spec/skyhook';
+import type { Interrupt } from './manifests/package';
+import type { EnvVar, Toleration } from './manifests/kube';
+import type { Package } from './manifests/skyhook';
 import {
   AGENT_ENV,
   NODE_METADATA_FILES,

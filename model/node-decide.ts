@@ -2,7 +2,7 @@ import { interruptHeldFor } from './interrupt-hold';
 import type { MergedInterrupt } from './interrupt';
 import { stageJobName } from './job';
 import { entryKey, type NodeState, type PackageEntry, type Stage } from './node-state';
-import type { Package } from './spec/skyhook';
+import type { Package } from './manifests/skyhook';
 import { isNodeComplete, planNode, type ConfigUpdates } from './stage-machine';
 
 // What a node workflow does next, as a pure function of what it knows (docs/architecture.md, "The node workflow").

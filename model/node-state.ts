@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describeValue, formatPath } from './spec/validation-error';
+import { describeValue, formatPath } from './manifests/validation-error';
 import { DEFAULT_KEY_PREFIX } from './wire';
 
 // The nodeState_<rollout> annotation (§4): JSON keyed `name|version`, in the format Skyhook and NodeWright write,

@@ -2,7 +2,7 @@ import { readyPackages } from './dependency-graph';
 import { mergeInterrupts, packageInterrupts, type MergedInterrupt } from './interrupt';
 import { entryKey, type NodeState, type PackageEntry, type Stage } from './node-state';
 import { compareVersions, isValidVersion } from './semver';
-import type { Package } from './spec/skyhook';
+import type { Package } from './manifests/skyhook';
 
 // The per-node package lifecycle (§3.3-§3.7) as pure functions over NodeState. Every transition returns a new
 // state; the node workflow is the only caller, so these functions encode what a node may do next, nothing more.

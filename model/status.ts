@@ -1,6 +1,6 @@
 import type { NodeState, Status } from './node-state';
 import { isNodeComplete, type ConfigUpdates } from './stage-machine';
-import type { Package } from './spec/skyhook';
+import type { Package } from './manifests/skyhook';
 
 // Status derivation (§5.3): a node's status for one rollout, and the rollout's aggregate status.
 

@@ -1,4 +1,4 @@
-import type { Toleration } from './spec/kube';
+import type { Toleration } from './manifests/kube';
 
 // Whether a node's taints keep a rollout off it (§5.2): the picker's view, not the scheduler's.
 

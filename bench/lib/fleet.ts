@@ -8,8 +8,8 @@ import { BatchV1Api, CoreV1Api, KubeConfig, Watch, type V1Job, type V1Node, type
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
-import { KeelsonClient } from '../../client/lib';
-import { ClientSettingsSchema } from '../../client/lib/settings';
+import { KeelsonClient } from '../../client';
+import { ClientSettingsSchema } from '../../client/settings';
 import { parseRolloutDocuments, type RolloutSpec } from '../../model';
 import { ensurePki } from '../../deploy/dev/pki';
 import { kubeconfigPath, projectRoot, stateDir } from '../../deploy/dev/paths';

@@ -80,7 +80,7 @@ async function startApi(log: (line: string) => void): Promise<void> {
   }
   if (await portOpen(apiPort))
     throw new Error(`port ${apiPort} for the API is taken; stop its process or set KEELSON_API_PORT`);
-  startDetached('api', process.execPath, ['--import', 'tsx', path.join(projectRoot, 'client', 'api', 'main.ts')], {
+  startDetached('api', process.execPath, ['--import', 'tsx', path.join(projectRoot, 'api', 'main.ts')], {
     ...serviceEnv(),
     KEELSON_API_HOST: '127.0.0.1',
     KEELSON_API_PORT: String(apiPort),

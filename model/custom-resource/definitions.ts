@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { DeploymentPolicySpecSchema } from '../spec/deployment-policy';
-import { SkyhookSpecSchema } from '../spec/skyhook';
+import { DeploymentPolicySpecSchema } from '../manifests/deployment-policy';
+import { SkyhookSpecSchema } from '../manifests/skyhook';
 import { POLICY_API_VERSIONS, POLICY_KIND, RESOURCE_PLURALS, ROLLOUT_KINDS } from '../wire';
 import { RolloutResourceStatusSchema } from './status';
 import { toStructuralSchema, type JsonSchema, type StructuralSchema } from './structural-schema';

@@ -1,7 +1,7 @@
 import type { Stage, State, Status } from '../node-state';
 import { entryKey } from '../node-state';
-import type { Package } from '../spec/skyhook';
-import type { ValidationError } from '../spec/validation-error';
+import type { Package } from '../manifests/skyhook';
+import type { ValidationError } from '../manifests/validation-error';
 import type { Condition, RolloutResourceStatus } from './status';
 
 // What the custom-resource controller writes to `.status`, from the rollout's status: Skyhook's fields and forms,

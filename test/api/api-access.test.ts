@@ -1,6 +1,6 @@
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { rolloutFromBody } from '../../client/api/manifest-body';
+import { rolloutFromBody } from '../../api/manifest-body';
 import type { temporal } from '@temporalio/proto';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { caller } from './http';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 // naming the setting, the value and the allowed range.
 
 const root = join(__dirname, '..', '..');
-const main = join(root, 'client', 'api', 'main.ts');
+const main = join(root, 'api', 'main.ts');
 const baseEnv = { PATH: process.env.PATH, TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233' };
 
 function startUp(env: Record<string, string>) {

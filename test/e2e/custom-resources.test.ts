@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { KeelsonClient, loadClientSettings, NotFoundError } from '../../client/lib';
+import { KeelsonClient, loadClientSettings, NotFoundError } from '../../client';
 import { startController, type RunningController } from '../../controller/controller';
 import { CLEANUP_FINALIZER, OPERATOR_FINALIZERS, type RolloutResource } from '../../controller/resources';
 import { installCustomResourceDefinitions } from '../../deploy/dev/custom-resources';

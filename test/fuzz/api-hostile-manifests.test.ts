@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- manifests are mutated field by field */
 import fc from 'fast-check';
 import { fakeNode } from '../../deploy/dev/nodes';
-import { rolloutFromBody } from '../../client/api/manifest-body';
+import { rolloutFromBody } from '../../api/manifest-body';
 import { caller, type Answer } from '../api/http';
 import { eventually, startTestKeelson, type TestKeelson } from '../api/stack';
 import { kubeClients } from '../harness/kube';

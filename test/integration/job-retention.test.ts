@@ -16,7 +16,7 @@ import {
   Timeline,
   type Seen,
 } from './worker-stack';
-import { STAGE_DEADLINE_GRACE_SECONDS } from '../../workflows/stage-run';
+import { STAGE_DEADLINE_GRACE_SECONDS } from '../../workflows/node/stage-run';
 
 // Job retention and the default stage timeout, as a deployment sets them: a whole worker (workers/worker.ts
 // startWorker) with KEELSON_JOB_RETENTION_SECONDS and KEELSON_DEFAULT_STAGE_TIMEOUT_SECONDS, running rollouts on

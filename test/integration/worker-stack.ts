@@ -1,8 +1,8 @@
 import { CoreV1Api, KubeConfig, Watch, type V1Job, type V1Node, type V1Taint } from '@kubernetes/client-node';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { KeelsonClient } from '../../client/lib';
-import { ClientSettingsSchema } from '../../client/lib/settings';
+import { KeelsonClient } from '../../client';
+import { ClientSettingsSchema } from '../../client/settings';
 import { fakeNode } from '../../deploy/dev/nodes';
 import {
   decodeNodeState,

@@ -7,8 +7,8 @@ import {
   type NodeState,
   type RolloutSpec,
 } from '../../model';
-import { sameSpec } from '../../client/lib/rollouts';
-import { newNodeRollout } from '../../workflows/node-rollout';
+import { sameSpec } from '../../client/rollouts';
+import { newNodeRollout } from '../../workflows/node/node-rollout';
 import { DEFAULT_NODE_SETTINGS } from '../../workflows/messages';
 
 // Manifests that Skyhook or NodeWright accept and Keelson once refused (issue 16, "Manifest parity").

@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { rolloutFromBody } from '../../client/api/manifest-body';
-import { loadManifests, requestDocuments } from '../../client/cli/commands/manifests';
+import { rolloutFromBody } from '../../api/manifest-body';
+import { loadManifests, requestDocuments } from '../../cli/commands/manifests';
 import { readManifestSources, STDIN_NAME } from '../../client/manifest-file';
 
 // `-f` as kubectl reads it (files, directories, stdin, any number of them), and a DeploymentPolicy kept in its own

@@ -29,10 +29,10 @@ import {
   newNodeRollout,
   rolloutsOnNode,
   type NodeRollout,
-} from '../../workflows/node-rollout';
+} from '../../workflows/node/node-rollout';
 
 // Model-based test of the node workflow's decisions (docs/architecture.md, "The node workflow"): random interleavings
-// of every event a node sees, carried out the way workflows/node.ts carries out decideNode's intents, against a
+// of every event a node sees, carried out the way workflows/node/workflow.ts carries out decideNode's intents, against a
 // cluster whose Jobs finish, are observed late (watch lag) and go late after a delete. After every event:
 // - G11 one executor: per package at most one stage Job is unfinished on the node;
 // - G12 interrupts alone: no stage Job is unfinished while the interrupt Job runs, and none starts while it runs.
@@ -144,7 +144,7 @@ class NodeSim {
     };
   }
 
-  // ---- the workflow's handlers (workflows/node.ts) ----
+  // ---- the workflow's handlers (workflows/node/workflow.ts) ----
 
   desire(name: string, next: RolloutSpec): void {
     if (this.guards && this.forgetting.has(name)) {

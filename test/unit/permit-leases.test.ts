@@ -5,7 +5,7 @@ import {
   releasePermit,
   requestPermit,
   type PermitState,
-} from '../../workflows/interrupt-permits';
+} from '../../workflows/rollout/interrupt-permits';
 
 // The rollout's permit books against what its nodes answer to a lease check (G13: permits are leases).
 

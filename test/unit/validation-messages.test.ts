@@ -1,5 +1,5 @@
 import { parseRolloutDocuments, type ValidationError } from '../../model';
-import { closestName } from '../../model/spec/closest-name';
+import { closestName } from '../../model/manifests/closest-name';
 
 // What `keelson validate` and the API say about a bad manifest: every error in one pass, each naming the field path,
 // the value and what is allowed, with the closest known name; and warnings that never refuse.

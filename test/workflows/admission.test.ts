@@ -1,7 +1,7 @@
 import type { RunStageInput } from '../../activities/contract';
 import { stageJobName, type RolloutSpec } from '../../model';
 import { rolloutWorkflow } from '../../workflows';
-import type { RolloutOptions } from '../../workflows/rollout';
+import type { RolloutOptions } from '../../workflows/rollout/workflow';
 import { statusQuery } from '../../workflows/messages';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';

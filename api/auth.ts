@@ -1,0 +1,55 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { parseTokenFile, unnamedToken, type ApiToken } from '../model/access';
+import { SettingsError } from '../workers/temporal-settings';
+import type { ApiSettings } from './settings';
+
+// Bearer-token auth. Named, scoped tokens come from a file (model/access.ts has its format) and/or one unnamed
+// token from the environment. Every presented token is compared with every accepted one in constant time (both
+// hashed first, so lengths never differ).
+
+export function loadTokens(settings: ApiSettings): ApiToken[] {
+  const tokens: ApiToken[] = [];
+  const file = settings.KEELSON_API_TOKENS_FILE;
+  if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? String(err);
+      throw new SettingsError(
+        `invalid API settings:\nKEELSON_API_TOKENS_FILE=${JSON.stringify(file)}: cannot be read (${code})`,
+      );
+    }
+    const parsed = parseTokenFile(text);
+    if (parsed.errors.length > 0) {
+      const lines = parsed.errors.map(
+        (e) => `KEELSON_API_TOKENS_FILE=${JSON.stringify(file)}: line ${e.line}: ${e.message}`,
+      );
+      throw new SettingsError(`invalid API settings:\n${lines.join('\n')}`);
+    }
+    tokens.push(...parsed.tokens);
+  }
+  if (settings.KEELSON_API_TOKEN) tokens.push(unnamedToken(settings.KEELSON_API_TOKEN));
+  if (tokens.length === 0) {
+    throw new SettingsError(
+      `invalid API settings:\nKEELSON_API_TOKENS_FILE=${JSON.stringify(file ?? '')}: holds no token`,
+    );
+  }
+  return tokens;
+}
+
+const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+
+/** The accepted token an `Authorization` header value presents, or undefined. */
+export function tokenChecker(tokens: readonly ApiToken[]): (header: string | undefined) => ApiToken | undefined {
+  const accepted = tokens.map((t) => ({ t, d: digest(t.token) }));
+  return (header) => {
+    const match = /^Bearer (\S+)$/.exec(header ?? '');
+    if (!match) return undefined;
+    const presented = digest(match[1]!);
+    let found: ApiToken | undefined;
+    for (const a of accepted) if (timingSafeEqual(a.d, presented)) found = a.t;
+    return found;
+  };
+}

@@ -1,0 +1,292 @@
+import { randomUUID } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, type WorkflowExecutionDescription } from '@temporalio/client';
+import type { RolloutSpec } from '../model';
+import { DEFAULT_ACTOR } from '../model/access';
+import type { rolloutWorkflow } from '../workflows/rollout/workflow';
+import {
+  disableSignal,
+  enableSignal,
+  pauseSignal,
+  QUERY_TIMEOUT_MS,
+  resumeSignal,
+  STARTED_BY_MEMO,
+  statusQuery,
+  updateSpecUpdate,
+  type Actor,
+  type RolloutStatusView,
+} from '../workflows/messages';
+import { nodeWorkflowId, rolloutWorkflowId, workflowIdPrefix } from '../model/workflow-ids';
+import { packageKey, rolloutKey, stateKey } from '../workflows/search-attributes';
+import { canonicalJson } from './canonical';
+import type { KeelsonContext } from './connect';
+import { ConflictError, InvalidError, mapErrors, NotFoundError, translate } from './errors';
+import { specFromHistory } from './history-spec';
+import { workflowLink, workflowListLink } from './links';
+import { validSpec } from './spec-input';
+
+// Rollouts: start (idempotent), apply, update, steer, delete, read. Never waits on a rollout's progress.
+
+export const ROLLOUT_WORKFLOW_TYPE = 'rolloutWorkflow';
+/** Longest wait for an update's answer: a worker that does not answer is reported, not waited on. */
+export const ANSWER_TIMEOUT_MS = 15_000;
+
+export interface RolloutRef {
+  name: string;
+  workflowId: string;
+  runId: string;
+  links: { rollout: string; nodes: string };
+}
+
+export interface StartResult extends RolloutRef {
+  /** false: a rollout of that name already ran with the same spec, and nothing was started. */
+  created: boolean;
+}
+
+export interface ApplyResult extends RolloutRef {
+  action: 'created' | 'unchanged' | 'updated';
+  generation: number;
+}
+
+export type ControlKind = 'pause' | 'resume' | 'disable' | 'enable';
+
+const CONTROL = { pause: pauseSignal, resume: resumeSignal, disable: disableSignal, enable: enableSignal };
+
+export function rolloutRef(ctx: KeelsonContext, name: string, runId: string): RolloutRef {
+  const workflowId = rolloutWorkflowId(ctx.cluster, name);
+  return {
+    name,
+    workflowId,
+    runId,
+    links: {
+      rollout: workflowLink(ctx, workflowId),
+      nodes: workflowListLink(
+        ctx,
+        `WorkflowId STARTS_WITH "${workflowIdPrefix(ctx.cluster, 'node')}" AND KeelsonRollout = "${name}"`,
+      ),
+    },
+  };
+}
+
+/** The running rollout's description; NotFoundError when there is none (never started, or deleted). */
+async function running(ctx: KeelsonContext, name: string): Promise<WorkflowExecutionDescription> {
+  const what = `rollout ${name}`;
+  const d = await mapErrors(what, () => ctx.client.workflow.getHandle(rolloutWorkflowId(ctx.cluster, name)).describe());
+  if (d.status.name !== 'RUNNING') throw new NotFoundError(`${what} not found (its last run is ${d.status.name})`);
+  return d;
+}
+
+/** Runs a call that needs a worker's answer, with a deadline. */
+export function answered<T>(
+  ctx: KeelsonContext,
+  what: string,
+  fn: () => Promise<T>,
+  timeoutMs = ANSWER_TIMEOUT_MS,
+): Promise<T> {
+  return mapErrors(what, () => ctx.connection.withDeadline(Date.now() + timeoutMs, fn));
+}
+
+/** The spec the rollout of this name runs with now. */
+export async function currentSpec(ctx: KeelsonContext, name: string): Promise<{ spec: RolloutSpec; runId: string }> {
+  const d = await running(ctx, name);
+  return { spec: await specFromHistory(ctx, d.workflowId, d.runId), runId: d.runId };
+}
+
+/**
+ * The same rollout spec, pause and disable aside: they act only at start (later, `rollout pause`/`resume` do), so a
+ * manifest whose pause changed, or one stored before spec.pause counted, is not a new spec.
+ */
+export function sameSpec(a: RolloutSpec, b: RolloutSpec): boolean {
+  const settable = (s: RolloutSpec) => canonicalJson({ ...s, paused: false, disabled: false });
+  return settable(a) === settable(b);
+}
+
+/**
+ * Starts a rollout. Same name and same spec as the running one: nothing is started and the same IDs come back
+ * (`created: false`). A different spec under a running name: ConflictError (use updateSpec or applyRollout).
+ */
+export async function startRollout(
+  ctx: KeelsonContext,
+  input: RolloutSpec,
+  actor = DEFAULT_ACTOR,
+): Promise<StartResult> {
+  const spec = validSpec(input);
+  const workflowId = rolloutWorkflowId(ctx.cluster, spec.name);
+  try {
+    const handle = await ctx.client.workflow.start<typeof rolloutWorkflow>(ROLLOUT_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: ctx.taskQueue,
+      args: [{ cluster: ctx.cluster, spec }],
+      workflowIdConflictPolicy: 'FAIL',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      memo: { [STARTED_BY_MEMO]: actor },
+      typedSearchAttributes: [
+        { key: rolloutKey, value: [spec.name] },
+        { key: packageKey, value: Object.keys(spec.spec.packages).sort() },
+        { key: stateKey, value: 'unknown' },
+      ],
+      staticSummary: `rollout **${spec.name}** (${spec.kind}) on cluster ${ctx.cluster}`,
+    });
+    return { ...rolloutRef(ctx, spec.name, handle.firstExecutionRunId), created: true };
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw translate(err, `rollout ${spec.name}`);
+  }
+  const current = await currentSpec(ctx, spec.name);
+  if (!sameSpec(current.spec, spec)) {
+    throw new ConflictError(
+      `rollout ${spec.name} is running with a different spec; update it instead (PUT /v1/rollouts/${spec.name}, ` +
+        '`keelson rollout apply`)',
+      workflowId,
+    );
+  }
+  return { ...rolloutRef(ctx, spec.name, current.runId), created: false };
+}
+
+/** Replaces the spec of a running rollout; the same spec again changes nothing. Returns the spec generation. */
+export async function updateSpec(
+  ctx: KeelsonContext,
+  name: string,
+  input: RolloutSpec,
+  actor = DEFAULT_ACTOR,
+): Promise<{ changed: boolean; generation: number; ref: RolloutRef }> {
+  const spec = validSpec(input);
+  if (spec.name !== name) {
+    throw new InvalidError([
+      { path: 'metadata.name', message: `is ${JSON.stringify(spec.name)}, not ${JSON.stringify(name)}` },
+    ]);
+  }
+  const current = await currentSpec(ctx, name);
+  const ref = rolloutRef(ctx, name, current.runId);
+  const handle = ctx.client.workflow.getHandle(ref.workflowId);
+  if (sameSpec(current.spec, spec)) {
+    const status = await answered(ctx, `rollout ${name}`, () => handle.query(statusQuery), QUERY_TIMEOUT_MS);
+    return { changed: false, generation: status.generation, ref };
+  }
+  const { generation } = await answered(ctx, `rollout ${name}`, () =>
+    handle.executeUpdate(updateSpecUpdate, { args: [spec, { actor }] }),
+  );
+  return { changed: true, generation, ref };
+}
+
+/** Starts the rollout, or updates the spec of the running one of that name. */
+export async function applyRollout(
+  ctx: KeelsonContext,
+  input: RolloutSpec,
+  actor = DEFAULT_ACTOR,
+): Promise<ApplyResult> {
+  const spec = validSpec(input);
+  try {
+    const started = await startRollout(ctx, spec, actor);
+    return { ...started, action: started.created ? 'created' : 'unchanged', generation: started.created ? 1 : 0 };
+  } catch (err) {
+    if (!(err instanceof ConflictError)) throw err;
+  }
+  const { generation, ref } = await updateSpec(ctx, spec.name, spec, actor);
+  return { ...ref, action: 'updated', generation };
+}
+
+/** pause, resume, disable or enable: a signal that the rollout passes on to every node it reached. */
+export async function controlRollout(
+  ctx: KeelsonContext,
+  name: string,
+  kind: ControlKind,
+  who: Actor,
+): Promise<RolloutRef> {
+  const d = await running(ctx, name);
+  await mapErrors(`rollout ${name}`, () =>
+    ctx.client.workflow.getHandle(d.workflowId, d.runId).signal(CONTROL[kind], who),
+  );
+  return rolloutRef(ctx, name, d.runId);
+}
+
+/** How long a delete waits for the rollout's workflow to end (its nodes told to forget it). */
+const DELETE_WAIT_MS = 30_000;
+
+/**
+ * Deletes a rollout: cancels its workflow, whose node workflows then forget it, and waits (up to 30 s) for it to end,
+ * as `kubectl delete` waits for the object to go: a rollout started under the name afterwards is a new one, not the
+ * one being deleted.
+ */
+export async function deleteRollout(ctx: KeelsonContext, name: string, actor = DEFAULT_ACTOR): Promise<RolloutRef> {
+  const d = await running(ctx, name);
+  const handle = ctx.client.workflow.getHandle(d.workflowId, d.runId);
+  // The service call itself: the SDK's cancel() sends no reason, and the reason names who deleted it in history.
+  await mapErrors(`rollout ${name}`, () =>
+    ctx.client.workflowService.requestCancelWorkflowExecution({
+      namespace: ctx.client.options.namespace,
+      identity: ctx.client.options.identity,
+      requestId: randomUUID(),
+      workflowExecution: { workflowId: d.workflowId, runId: d.runId },
+      reason: `deleted by ${actor}`,
+    }),
+  );
+  // It ends cancelled (an error here); a larger fleet may take longer than the wait, and the delete goes on then.
+  await ctx.client.withDeadline(Date.now() + DELETE_WAIT_MS, () => handle.result()).catch(() => undefined);
+  return rolloutRef(ctx, name, d.runId);
+}
+
+export interface RolloutStatusResult extends RolloutStatusView {
+  /** The name of the API token that started the rollout (its start memo); absent for rollouts started before. */
+  startedBy?: string;
+  workflowId: string;
+  runId: string;
+  links: RolloutRef['links'] & { nodeWorkflows: Record<string, string> };
+}
+
+/** The Skyhook-compatible status (query `status`) with the workflow's IDs and UI links. */
+export async function rolloutStatus(ctx: KeelsonContext, name: string): Promise<RolloutStatusResult> {
+  const d = await running(ctx, name);
+  const view = await answered(
+    ctx,
+    `rollout ${name}`,
+    () => ctx.client.workflow.getHandle(d.workflowId, d.runId).query(statusQuery),
+    QUERY_TIMEOUT_MS,
+  );
+  const ref = rolloutRef(ctx, name, d.runId);
+  const nodeWorkflows = Object.fromEntries(
+    Object.keys(view.nodes).map((n) => [n, workflowLink(ctx, nodeWorkflowId(ctx.cluster, n))]),
+  );
+  const startedBy = d.memo?.[STARTED_BY_MEMO];
+  return {
+    ...view,
+    ...(typeof startedBy === 'string' && { startedBy }),
+    workflowId: ref.workflowId,
+    runId: ref.runId,
+    links: { ...ref.links, nodeWorkflows },
+  };
+}
+
+export interface RolloutListEntry {
+  name: string;
+  workflowId: string;
+  runId: string;
+  startTime: string;
+  /** The status the workflow last published (search attribute KeelsonState). */
+  status: string;
+  packages: string[];
+  link: string;
+}
+
+/** Running rollouts of this cluster, from Temporal visibility (eventually consistent: a new one shows up shortly). */
+export async function listRollouts(ctx: KeelsonContext, limit = 1000): Promise<RolloutListEntry[]> {
+  const prefix = rolloutWorkflowId(ctx.cluster, '');
+  const query =
+    `WorkflowType = '${ROLLOUT_WORKFLOW_TYPE}' AND WorkflowId STARTS_WITH '${prefix}' ` +
+    `AND ExecutionStatus = 'Running'`;
+  return mapErrors('rollouts', async () => {
+    const out: RolloutListEntry[] = [];
+    for await (const w of ctx.client.workflow.list({ query })) {
+      const attrs = w.typedSearchAttributes;
+      out.push({
+        name: w.workflowId.slice(prefix.length),
+        workflowId: w.workflowId,
+        runId: w.runId,
+        startTime: w.startTime.toISOString(),
+        status: attrs.get(stateKey) ?? 'unknown',
+        packages: attrs.get(packageKey) ?? [],
+        link: workflowLink(ctx, w.workflowId),
+      });
+      if (out.length >= limit) break;
+    }
+    return out.sort((a, b) => a.name.localeCompare(b.name));
+  });
+}

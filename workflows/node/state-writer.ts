@@ -1,0 +1,175 @@
+import {
+  condition,
+  getExternalWorkflowHandle,
+  isCancellation,
+  log,
+  patched,
+  proxyActivities,
+  sleep,
+  ActivityFailure,
+  ApplicationFailure,
+} from '@temporalio/workflow';
+import type { FinishedStageJob, KeelsonActivities, RolloutRef, WriteNodeStateInput } from '../../activities/contract';
+import { SHORT_CALL_TIMEOUT } from '../activity-timeouts';
+import { encodeNodeState, type NodeState, type Status } from '../../model';
+import { nodeProgressSignal } from '../messages';
+import { rolloutWorkflowId } from '../../model/workflow-ids';
+import { PATCHES } from '../patches';
+import { FAILURE_TYPES } from '../../model/failure-types';
+
+// The node-state projection (G1): whole-state writes, one in flight, in the order the transitions happened. The
+// queue holds snapshots taken at transition time, so a later transition can never be overtaken by an earlier one;
+// of consecutive snapshots of one rollout only the last is written, never an older one after a newer.
+
+const { writeNodeState, deleteStageJob, readNode } = proxyActivities<KeelsonActivities>({
+  startToCloseTimeout: SHORT_CALL_TIMEOUT,
+  retry: { initialInterval: '1s', maximumInterval: '30s' },
+});
+
+const WRITE_RETRY_MAX_SECONDS = 300;
+
+export interface NodeStateSnapshot extends RolloutRef {
+  state: NodeState;
+  status: Status;
+}
+
+export class NodeStateWriter {
+  private readonly queue: NodeStateSnapshot[] = [];
+  private readonly lastQueued = new Map<string, string>();
+  private queued = 0;
+  private written = 0;
+  private inFlight = false;
+  /** Jobs to delete once the snapshots published before them (`after`, a count) are written (G3). */
+  private readonly deletes: { job: FinishedStageJob; after: number }[] = [];
+
+  /** `previous` holds, per rollout, the annotation value Keelson last wrote (carried across continue-as-new). */
+  constructor(
+    private readonly cluster: string,
+    private readonly node: string,
+    readonly previous: Record<string, string | null>,
+  ) {}
+
+  /** Queues the whole state of one rollout; a snapshot equal to the last one queued changes nothing and is dropped. */
+  publish(snapshot: NodeStateSnapshot): void {
+    const encoded = `${snapshot.generation} ${snapshot.status} ${encodeNodeState(snapshot.state)}`;
+    if (this.lastQueued.get(snapshot.rollout) === encoded) return;
+    this.lastQueued.set(snapshot.rollout, encoded);
+    // Model transitions return new objects and never mutate, so the snapshot can share them.
+    this.queue.push({ ...snapshot });
+    this.queued++;
+  }
+
+  /** Resolves once everything published so far is on the Node (G3: a failure is recorded before cleanup). */
+  flush(): Promise<void> {
+    const target = this.queued;
+    return condition(() => this.written >= target);
+  }
+
+  /**
+   * G3: deletes a finished stage's Job once everything published so far is on the Node, in the same activity as the
+   * write that puts it there (one activity per stage instead of two), or alone when that write has already happened.
+   */
+  deleteAfterWrite(job: FinishedStageJob): void {
+    this.deletes.push({ job, after: this.queued });
+  }
+
+  /** Jobs waiting for their deletion: a stage of the same name must not start and adopt one meanwhile. */
+  deletingJobs(): Set<string> {
+    return new Set(this.deletes.map((d) => d.job.jobName));
+  }
+
+  /** A forgotten rollout: its next snapshot, from a rollout started again under the name, is written whatever it is. */
+  forget(rollout: string): void {
+    this.lastQueued.delete(rollout);
+    delete this.previous[rollout];
+  }
+
+  idle(): boolean {
+    return this.queue.length === 0 && !this.inFlight && this.deletes.length === 0;
+  }
+
+  /** The single writer loop; started once per run. */
+  async run(): Promise<never> {
+    for (;;) {
+      await condition(() => this.queue.length > 0 || this.deletes.length > 0);
+      if (this.queue.length === 0) {
+        // Everything published is written: the deletes are due now, with no write to ride on.
+        this.inFlight = true;
+        for (const d of this.deletes.splice(0)) {
+          // G13: a Job that cannot be deleted (403) stays for its TTL; the writer goes on.
+          await deleteStageJob(d.job).catch((err: unknown) => {
+            if (isCancellation(err)) throw err;
+            log.warn('finished stage Job not deleted', { job: d.job.jobName, error: String(err) });
+          });
+        }
+        this.inFlight = false;
+        continue;
+      }
+      let next = this.queue.shift()!;
+      let taken = 1;
+      // A later snapshot of the same rollout holds all an earlier one did (a stage's end and the next stage's start
+      // come together): write only the last. Patched: histories before it wrote each one.
+      while (this.queue[0]?.rollout === next.rollout && patched(PATCHES.coalesceNodeStateWrites)) {
+        next = this.queue.shift()!;
+        taken++;
+      }
+      this.inFlight = true;
+      const upTo = this.written + taken;
+      const due = this.deletes.filter((d) => d.after <= upTo);
+      this.deletes.splice(0, due.length);
+      this.previous[next.rollout] = await this.write({
+        ...next,
+        node: this.node,
+        previous: this.previous[next.rollout] ?? null,
+        ...(due.length > 0 && { deleteJobs: due.map((d) => d.job) }),
+      });
+      await this.report(next);
+      this.inFlight = false;
+      this.written += taken;
+    }
+  }
+
+  /** The failure of the last write that failed, shown in the UI until a write succeeds. */
+  lastFailure: string | null = null;
+
+  /**
+   * G13: a write that fails for good (a 403, another writer's change) is retried with a growing pause, visibly,
+   * instead of failing the workflow task for ever. After another writer's change, its value is what the next write
+   * replaces: the node workflow is the node state's one writer (G1), and says so in its log.
+   */
+  private async write(input: WriteNodeStateInput): Promise<string> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const { written } = await writeNodeState(input);
+        this.lastFailure = null;
+        return written;
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        this.lastFailure = String(err instanceof ActivityFailure && err.cause ? err.cause.message : err);
+        log.warn('node state not written; trying again', { rollout: input.rollout, error: this.lastFailure });
+        await sleep(Math.min(WRITE_RETRY_MAX_SECONDS, 10 * 2 ** attempt) * 1000);
+        const foreign = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure;
+        if (foreign && err.cause.type === FAILURE_TYPES.foreignNodeStateWrite) {
+          const { nodeState } = await readNode({ ...input, node: this.node }).catch(() => ({
+            nodeState: input.previous,
+          }));
+          input = { ...input, previous: nodeState };
+        }
+      }
+    }
+  }
+
+  // The rollout folds node progress into its status and batches; a rollout already gone has nothing to fold into.
+  private async report(s: NodeStateSnapshot): Promise<void> {
+    try {
+      await getExternalWorkflowHandle(rolloutWorkflowId(this.cluster, s.rollout)).signal(nodeProgressSignal, {
+        node: this.node,
+        generation: s.generation,
+        status: s.status,
+        state: s.state,
+      });
+    } catch (err) {
+      log.info('rollout did not take node progress', { rollout: s.rollout, error: String(err) });
+    }
+  }
+}

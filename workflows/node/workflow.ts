@@ -1,0 +1,768 @@
+import {
+  ActivityFailure,
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  isCancellation,
+  log,
+  patched,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { RolloutRef, StageResult } from '../../activities/contract';
+import {
+  applyVersionChanges,
+  changedConfigKeys,
+  decideNode,
+  decodeNodeState,
+  entryKey,
+  failInterruptWork,
+  obsoleteRuns,
+  parseRunKey,
+  runKey,
+  recordStageFailure,
+  recordStageSuccess,
+  rerunPackage,
+  stageJobName,
+  startInterrupt,
+  startStage,
+  STAGES,
+  type MergedInterrupt,
+  type Package,
+  type PackageEntry,
+  type Stage,
+  type DecisionView,
+  type NodeIntent,
+  type RunnableStage,
+  type StageRunKey,
+} from '../../model';
+import {
+  desireSignal,
+  forgetSignal,
+  grantInterruptSignal,
+  leaseCheckSignal,
+  leaseReportSignal,
+  nodeDisableSignal,
+  nodeEnableSignal,
+  nodePauseSignal,
+  nodeResumeSignal,
+  nodeStateQuery,
+  releaseInterruptSignal,
+  requestInterruptSignal,
+  rerunUpdate,
+  resetUpdate,
+  type DesireArgs,
+  type NodeControlArgs,
+  type NodeView,
+  type NodeWorkflowStart,
+} from '../messages';
+import { rolloutWorkflowId } from '../../model/workflow-ids';
+import { kube, longWait } from './activities';
+import {
+  applyNewSpec,
+  byPriority,
+  fixedStages,
+  newNodeRollout,
+  rolloutsOnNode,
+  rolloutNodeStatus,
+  stageTimeoutOf,
+  type NodeRollout,
+} from './node-rollout';
+import { NodeStateWriter } from './state-writer';
+import { nodeKey, packageKey, rolloutKey, stageKey, stateKey } from '../search-attributes';
+import { StageRun } from './stage-run';
+import { PATCHES } from '../patches';
+import { FAILURE_TYPES } from '../../model/failure-types';
+
+// The node workflow: one per node, the only writer of that node's state (docs/architecture.md). Handlers only change
+// state and wake the loop; the loop asks decideNode (model/node-decide.ts) what runs next and carries it out, so
+// every decision sees every message before it.
+
+export interface NodeCarried {
+  rollouts: Record<string, NodeRollout>;
+  /** Per rollout, the annotation value last written (the writer's test-then-replace precondition). */
+  previous: Record<string, string | null>;
+  /** The oldest rollout whose cordon is on the node (shown in status). */
+  cordonedBy: string | null;
+  /** Every rollout whose cordon is on the node, oldest first: each is its own (§4), and goes with its rollout. */
+  cordons?: string[];
+  interrupt: NodeView['interrupt'];
+  /** The boot ID seen before the running interrupt, so a reboot is recognised even across continue-as-new. */
+  bootId: string | null;
+  /** Stage runs numbered so far: a run's ID tells its Job from a stale one of the same name (G11). */
+  runSeq?: number;
+  /** Rollouts being forgotten, and desires of rollouts started again under their names, across continue-as-new. */
+  forgetting?: string[];
+  reborn?: Record<string, DesireArgs>;
+}
+
+export interface NodeWorkflowInput extends NodeWorkflowStart {
+  carried?: NodeCarried;
+}
+
+const RETRY_PAUSE = '10 seconds';
+
+export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
+  const { cluster, node } = input;
+  const s: NodeCarried = input.carried ?? {
+    rollouts: {},
+    previous: {},
+    cordonedBy: null,
+    interrupt: null,
+    bootId: null,
+  };
+  const writer = new NodeStateWriter(cluster, node, s.previous);
+  const runs = new Map<string, StageRun>();
+  const tasks = new Set<string>();
+  const forgetting = new Set<string>(s.forgetting);
+  /** Desires of rollouts started again under a name being forgotten: they start once the forget is done. */
+  const reborn = new Map<string, DesireArgs>(Object.entries(s.reborn ?? {}));
+  /** Stopped runs by Job name: their Job is deleted only once their wait, and its runStage attempt, is over (G11). */
+  const stoppedRuns = new Map<string, StageRun>();
+  /** Jobs of stopped runs (name -> package) whose deletion is not yet confirmed: the package waits for them (G11). */
+  const pendingDeletes = new Map<string, string>();
+  let live = 0;
+  let wake = true;
+  let draining = false;
+  let shownAttributes = '';
+  const poke = () => void (wake = true);
+
+  const refOf = (name: string): RolloutRef => {
+    const r = s.rollouts[name]!;
+    return {
+      rollout: name,
+      kind: r.spec.kind,
+      generation: r.generation,
+      ...(r.rolloutUid && { rolloutUid: r.rolloutUid }),
+    };
+  };
+  const suspended = (name: string) => {
+    const r = s.rollouts[name];
+    return !r || r.paused || r.disabled;
+  };
+  const runsOf = (name: string) => [...runs.entries()].filter(([, run]) => run.input.rollout === name);
+  const signalRollout = async (name: string, send: (id: string) => Promise<void>) => {
+    try {
+      await send(rolloutWorkflowId(cluster, name));
+    } catch (err) {
+      log.info('rollout workflow unreachable', { rollout: name, error: String(err) });
+    }
+  };
+
+  function publish(name: string): void {
+    const r = s.rollouts[name];
+    if (!r?.initialized) return;
+    writer.publish({ ...refOf(name), state: r.state, status: rolloutNodeStatus(r) });
+    showInUi();
+  }
+
+  function showInUi(): void {
+    const names = byPriority(s.rollouts);
+    const active = names.find((n) => rolloutNodeStatus(s.rollouts[n]!) !== 'complete');
+    const running = [...runs.values()].map(
+      (r) => `${r.input.package.name}@${r.input.package.version} ${r.input.stage}`,
+    );
+    const attrs = {
+      rollouts: names,
+      packages: [...new Set(names.flatMap((n) => Object.keys(s.rollouts[n]!.spec.spec.packages)))].sort(),
+      stage: running.length > 0 ? running.map((r) => r.split(' ')[1]!).join(',') : 'idle',
+      state: active ? rolloutNodeStatus(s.rollouts[active]!) : 'complete',
+    };
+    const shown = JSON.stringify(attrs);
+    if (shown === shownAttributes) return;
+    shownAttributes = shown;
+    upsertSearchAttributes([
+      { key: nodeKey, value: node },
+      { key: rolloutKey, value: attrs.rollouts },
+      { key: packageKey, value: attrs.packages },
+      { key: stageKey, value: attrs.stage },
+      { key: stateKey, value: attrs.state },
+    ]);
+    setCurrentDetails(
+      [
+        `**node** ${node}`,
+        ...names.map((n) => `- rollout **${n}**: ${rolloutNodeStatus(s.rollouts[n]!)}`),
+        ...running.map((r) => `- running ${r}`),
+        s.interrupt ? `- interrupt permit (${s.interrupt.rollout}): ${s.interrupt.phase}` : '',
+      ].join('\n'),
+    );
+  }
+
+  function spawn(name: string, fn: () => Promise<void>): void {
+    if (tasks.has(name)) return;
+    tasks.add(name);
+    void (async () => {
+      try {
+        await fn();
+      } catch (err) {
+        log.warn('node task failed; it runs again', { task: name, error: String(err) });
+        await sleep(RETRY_PAUSE);
+      } finally {
+        tasks.delete(name);
+        poke();
+      }
+    })();
+  }
+
+  /** A run is over for good (result recorded, or stopped): its start time and ID go with it. */
+  function endRun(name: string, key: string): void {
+    runs.delete(key);
+    delete s.rollouts[name]?.stageStarted[key];
+    delete s.rollouts[name]?.stageRunIds?.[key];
+    delete s.rollouts[name]?.stageClocks?.[key];
+  }
+
+  /** Stops a run whose result no longer counts; its Job goes, and its package waits until it is gone (G11). */
+  function stopRun(name: string, key: string, run: StageRun): void {
+    run.stop();
+    endRun(name, key);
+    pendingDeletes.set(run.jobName, run.input.package.name);
+    stoppedRuns.set(run.jobName, run);
+  }
+
+  /** A run carried over a continue-as-new that no wait follows any more: its Job goes (G11). */
+  function abandon(name: string, k: StageRunKey): void {
+    endRun(name, runKey(k));
+    pendingDeletes.set(stageJobName({ ...k, node }), k.package);
+  }
+
+  /** Stops every run of the entries a rerun, reset or forget removes, and deletes their Jobs before anything reruns. */
+  function stopPackage(name: string, pkg: Pick<Package, 'name' | 'version'>): void {
+    for (const [key, run] of runsOf(name)) if (run.input.package.name === pkg.name) stopRun(name, key, run);
+    for (const stage of STAGES.filter((st) => st !== 'interrupt')) {
+      const job = stageJobName({ rollout: name, package: pkg.name, version: pkg.version, stage, node });
+      pendingDeletes.set(job, pkg.name);
+    }
+  }
+
+  /** A failed stage the new spec fixes runs again; its failed Job goes first, or the new run would adopt it by name. */
+  function rerunFixed(name: string, failed: PackageEntry[]): void {
+    const r = s.rollouts[name]!;
+    for (const e of failed) {
+      // A configMap change may have moved the entry on to config already: that stage has a Job of its own.
+      if (r.state[entryKey(e.name, e.version)]?.stage !== e.stage) continue;
+      pendingDeletes.set(
+        stageJobName({ rollout: name, package: e.name, version: e.version, stage: e.stage, node }),
+        e.name,
+      );
+      r.state = rerunPackage(r.state, r.spec.spec.packages[e.name]!, e.stage);
+    }
+  }
+
+  function control(verb: string, change: Partial<Pick<NodeRollout, 'paused' | 'disabled'>>) {
+    return (args: NodeControlArgs) => {
+      const r = s.rollouts[args.rollout];
+      if (!r) return;
+      log.info(`${verb} ${args.rollout}`, { actor: args.actor, reason: args.reason });
+      Object.assign(r, change);
+      if (suspended(args.rollout)) for (const [, run] of runsOf(args.rollout)) run.suspend();
+      publish(args.rollout);
+      poke();
+    };
+  }
+
+  setHandler(desireSignal, (args) => {
+    const { rollout, spec, generation, settings } = args;
+    // A desire that comes while its name is being forgotten is a rollout started again under the name (the deleted
+    // one sends nothing after its forget): it starts afresh once the forget is done. Patched: histories before it
+    // took the desire as the old rollout's and cancelled the forget.
+    if (forgetting.has(rollout) && patched(PATCHES.freshAfterForget)) {
+      reborn.set(rollout, args);
+      return;
+    }
+    const r = s.rollouts[rollout];
+    // Another rollout under the same name (its forget lost, or not sent): the old one is forgotten first.
+    if (r?.rolloutUid && args.rolloutUid && r.rolloutUid !== args.rolloutUid && patched(PATCHES.freshAfterForget)) {
+      forgetRollout(rollout);
+      reborn.set(rollout, args);
+      poke();
+      return;
+    }
+    forgetting.delete(rollout);
+    if (!r) s.rollouts[rollout] = newNodeRollout(spec, generation, settings, args.rolloutUid);
+    else if (generation > r.generation) {
+      const before = r.spec.spec.packages;
+      const fixed = fixedStages(before, spec.spec.packages, r.state);
+      const guards = patched(PATCHES.oneExecutorPerPackage);
+      applyNewSpec(r, spec, generation, settings, guards);
+      // Patched: histories before it left a fixed package erroring until a rerun.
+      if (fixed.length > 0 && patched(PATCHES.rerunFixedStages)) rerunFixed(rollout, fixed);
+      if (guards) {
+        // G11: a run the new spec moved on from (version change, removal, config cycle) stops, and its Job goes
+        // before the package's next stage starts. Histories before it ran the new stage beside the old one.
+        const configChanged = Object.values(spec.spec.packages)
+          .filter((p) => changedConfigKeys(before[p.name], p).length > 0)
+          .map((p) => p.name);
+        const mine = runsOf(rollout);
+        const running = mine.map(([, run]) => ({ key: runKeyOf(run), package: run.input.package }));
+        // Runs carried over a continue-as-new (or stopped for one) were made from the spec before this one.
+        const carried = Object.keys(r.stageStarted)
+          .filter((key) => !runs.has(key))
+          .map(parseRunKey)
+          .flatMap((k) => (before[k.package]?.version === k.version ? [{ key: k, package: before[k.package]! }] : []));
+        const stale = obsoleteRuns([...running, ...carried], spec.spec.packages, r.state, configChanged).map(runKey);
+        for (const [key, run] of mine) if (stale.includes(key)) stopRun(rollout, key, run);
+        for (const k of carried) if (stale.includes(runKey(k.key))) abandon(rollout, k.key);
+      }
+      for (const [, run] of runsOf(rollout)) run.changeTimeout(stageTimeoutOf(r, run.input.package.name));
+      publish(rollout);
+    }
+    poke();
+  });
+  function forgetRollout(rollout: string): void {
+    forgetting.add(rollout);
+    for (const [key, run] of runsOf(rollout)) stopRun(rollout, key, run);
+  }
+
+  setHandler(forgetSignal, ({ rollout }) => {
+    if (!s.rollouts[rollout]) return;
+    forgetRollout(rollout);
+    poke();
+  });
+  setHandler(nodePauseSignal, control('pause', { paused: true }));
+  setHandler(nodeResumeSignal, control('resume', { paused: false }));
+  setHandler(nodeDisableSignal, control('disable', { disabled: true }));
+  setHandler(nodeEnableSignal, control('enable', { disabled: false }));
+  setHandler(grantInterruptSignal, ({ rollout, permit }) => {
+    const held = s.interrupt;
+    if (held?.rollout === rollout && held.phase === 'requested') {
+      s.interrupt = { rollout, phase: 'granted', permit };
+    } else if (held?.rollout === rollout && held.permit && patched(PATCHES.regrantKeepsOnePermit)) {
+      // A second grant to a node that holds one: the rollout lost the first (a reset). The node keeps the newer one and
+      // hands back the older, unless they are the same (a reset rollout numbers its grants again), so the rollout's
+      // books and the node stay in step and the budget counts this node once (G13).
+      const old = held.permit;
+      held.permit = permit;
+      if (old !== permit)
+        spawn(`stray:${old}`, () =>
+          signalRollout(rollout, (id) =>
+            getExternalWorkflowHandle(id).signal(releaseInterruptSignal, { node, permit: old }),
+          ),
+        );
+    } else {
+      // A grant nobody waits for any more (rerun, forget, a request that lost its need): hand it straight back.
+      spawn(`stray:${permit}`, () =>
+        signalRollout(rollout, (id) => getExternalWorkflowHandle(id).signal(releaseInterruptSignal, { node, permit })),
+      );
+    }
+    poke();
+  });
+  setHandler(leaseCheckSignal, ({ rollout, epoch, asOf, booked, queued }) => {
+    const held = s.interrupt?.rollout === rollout ? s.interrupt : null;
+    const agrees = held ? (held.phase === 'requested' ? queued : held.permit === booked) : booked === null && !queued;
+    if (!agrees) {
+      const report = { node, epoch, asOf, phase: held?.phase ?? null, permit: held?.permit ?? null };
+      spawn(`lease:${rollout}`, () =>
+        signalRollout(rollout, (id) => getExternalWorkflowHandle(id).signal(leaseReportSignal, report)),
+      );
+    }
+    // Woken, the loop also sees the history these checks add, and continues as new in time.
+    poke();
+  });
+  setHandler(
+    rerunUpdate,
+    ({ rollout, package: name, stage, actor }) => {
+      log.info(`rerun ${rollout} ${name}`, { actor, stage });
+      const r = s.rollouts[rollout]!;
+      const pkg = r.spec.spec.packages[name]!;
+      stopPackage(rollout, pkg);
+      r.state = rerunPackage(r.state, pkg, stage);
+      publish(rollout);
+      poke();
+    },
+    {
+      validator: ({ rollout, package: name }) => {
+        const r = s.rollouts[rollout];
+        if (!r) throw ApplicationFailure.nonRetryable(`node ${node} has no rollout ${rollout}`, FAILURE_TYPES.notFound);
+        if (!r.spec.spec.packages[name]) {
+          throw ApplicationFailure.nonRetryable(`rollout ${rollout} has no package ${name}`, FAILURE_TYPES.notFound);
+        }
+      },
+    },
+  );
+  setHandler(
+    resetUpdate,
+    ({ rollout, actor }) => {
+      log.info(`reset ${rollout}`, { actor });
+      const r = s.rollouts[rollout]!;
+      for (const e of Object.values(r.state)) stopPackage(rollout, e);
+      r.state = {};
+      r.configUpdates = {};
+      publish(rollout);
+      poke();
+    },
+    {
+      validator: ({ rollout }) => {
+        if (!s.rollouts[rollout])
+          throw ApplicationFailure.nonRetryable(`node ${node} has no rollout ${rollout}`, FAILURE_TYPES.notFound);
+      },
+    },
+  );
+  setHandler(nodeStateQuery, () => ({
+    node,
+    rollouts: Object.fromEntries(
+      Object.entries(s.rollouts).map(([name, r]) => [
+        name,
+        {
+          status: rolloutNodeStatus(r),
+          generation: r.generation,
+          paused: r.paused,
+          disabled: r.disabled,
+          packages: r.state,
+        },
+      ]),
+    ),
+    cordonedBy: s.cordonedBy,
+    interrupt: s.interrupt,
+  }));
+
+  // ---- tasks ------------------------------------------------------------------------------------------------
+
+  async function init(name: string): Promise<void> {
+    const { nodeState } = await kube.readNode({ ...refOf(name), node });
+    const r = s.rollouts[name];
+    if (!r) return;
+    // Migration (§5.7): the annotation an operator or an earlier Keelson wrote is where this node resumes from.
+    const decoded = decodeNodeState(nodeState ?? undefined);
+    if (decoded.ok) {
+      r.state = decoded.state;
+      // The annotation may hold other versions than the spec's (an operator's rollout of an older release): they
+      // upgrade, downgrade or uninstall as a spec change would. Patched: histories before it applied them afresh.
+      if (patched(PATCHES.versionChangesOnMigration)) {
+        r.state = applyVersionChanges(r.spec.spec.packages, r.state).state;
+      }
+    } else log.warn('node state annotation not readable; starting empty', { rollout: name, error: decoded.error });
+    s.previous[name] = nodeState;
+    r.initialized = true;
+    publish(name);
+  }
+
+  /** Starts (or, after continue-as-new, re-adopts) a stage that decideNode found free to run. */
+  function start(name: string, pkg: Package, stage: RunnableStage): void {
+    const r = s.rollouts[name]!;
+    const key = runKey({ rollout: name, package: pkg.name, version: pkg.version, stage });
+    const jobName = stageJobName({ rollout: name, package: pkg.name, version: pkg.version, stage, node });
+    if (runs.has(key)) return;
+    r.state = startStage(r.state, pkg, stage);
+    const startedAt = (r.stageStarted[key] ??= Date.now());
+    const clock = ((r.stageClocks ??= {})[key] ??= { startedAt });
+    const runId = guards() ? ((r.stageRunIds ??= {})[key] ??= nextRunId()) : undefined;
+    const run = new StageRun(
+      {
+        ...refOf(name),
+        node,
+        package: pkg,
+        stage,
+        timeoutSeconds: stageTimeoutOf(r, pkg.name),
+        additionalTolerations: r.spec.spec.additionalTolerations,
+        ...(runId && { runId }),
+      },
+      jobName,
+      clock,
+      () => suspended(name),
+      `${node}: ${name}/${pkg.name}@${pkg.version} ${stage}`,
+      guards(),
+    );
+    runs.set(key, run);
+    publish(name);
+    live++;
+    void (async () => {
+      try {
+        const result = await run.wait();
+        if (!result || runs.get(key) !== run) return;
+        endRun(name, key);
+        // A failure the workflow made up (the Job never reported) leaves a Job that may still run: it goes, and the
+        // package waits for it, before anything else of the package starts (G11).
+        if (run.jobMayRun && guards()) pendingDeletes.set(run.jobName, pkg.name);
+        await record(name, entryKey(pkg.name, pkg.version), stage, result);
+      } catch (err) {
+        // G13: no floating failure. The outcome is in state by now; only the old path's Job delete can fail here.
+        if (!isCancellation(err))
+          log.warn('stage outcome recorded, its Job not deleted', { job: jobName, error: String(err) });
+      } finally {
+        live--;
+        poke();
+      }
+    })();
+  }
+
+  /** G3: the outcome is on the Node before its Job may go; failed Jobs stay for their logs unless retention is 0. */
+  async function record(name: string, key: string, stage: Stage, result: StageResult): Promise<void> {
+    const r = s.rollouts[name];
+    if (!r) return;
+    const outcome = { restarts: result.failedPods };
+    r.state =
+      result.outcome === 'complete'
+        ? recordStageSuccess(r.state, key, stage, outcome)
+        : recordStageFailure(r.state, key, stage, { ...outcome, lastError: `${result.reason}: ${result.logTail}` });
+    publish(name);
+    const ref = { jobName: result.jobName, ...(result.podNamespace && { podNamespace: result.podNamespace }) };
+    // The Job goes with the write that records its outcome, and the next stage need not wait for either; a run of
+    // the same Job name waits for the delete (start). Patched: histories before it waited here for the write, then
+    // deleted in an activity of its own.
+    if (patched(PATCHES.deleteWithNodeStateWrite)) {
+      if (result.outcome === 'complete') writer.deleteAfterWrite(ref);
+      else if (patched(PATCHES.deleteFailedJobOnceRecorded)) writer.deleteAfterWrite({ ...ref, failed: true });
+      return;
+    }
+    await writer.flush();
+    if (result.outcome === 'complete') await kube.deleteStageJob(ref);
+    else if (patched(PATCHES.deleteFailedJobOnceRecorded)) await kube.deleteStageJob({ ...ref, failed: true });
+  }
+
+  async function request(name: string): Promise<void> {
+    await signalRollout(name, (id) => getExternalWorkflowHandle(id).signal(requestInterruptSignal, { node }));
+  }
+
+  async function prepare(name: string): Promise<void> {
+    try {
+      await cordonAndDrain(name);
+    } catch (err) {
+      // G13: the failure is recorded on the packages that waited for the permit, and the permit goes back. Patched:
+      // histories before it tried again every 10 seconds, for ever, holding the permit.
+      if (isCancellation(err) || !patched(PATCHES.failuresBecomeErroring)) throw err;
+      const r = s.rollouts[name];
+      if (!r) return;
+      r.state = failInterruptWork(r.spec.spec.packages, r.state, r.configUpdates, failureText(err));
+      publish(name);
+    }
+  }
+
+  /** The rollouts whose cordon is on the node; before the patch, only the last one to cordon was remembered. */
+  const cordonHolders = (): string[] => [...new Set([...(s.cordons ?? []), ...(s.cordonedBy ? [s.cordonedBy] : [])])];
+  const holdsCordon = (name: string) =>
+    patched(PATCHES.cordonPerRollout) ? cordonHolders().includes(name) : s.cordonedBy === name;
+
+  async function cordonAndDrain(name: string): Promise<void> {
+    const r = s.rollouts[name]!;
+    await kube.cordon({ ...refOf(name), node });
+    // Patched: histories before it let a second rollout's cordon take the first's place, so the first's cordon was
+    // never let go (not by its rerun, not when it was deleted).
+    if (patched(PATCHES.cordonPerRollout)) {
+      s.cordons = [...cordonHolders().filter((n) => n !== name), name];
+      s.cordonedBy = s.cordons[0]!;
+    } else s.cordonedBy = name;
+    const selector = r.spec.spec.podNonInterruptLabels;
+    const guarded = Object.keys(selector.matchLabels ?? {}).length + (selector.matchExpressions?.length ?? 0) > 0;
+    const t = r.settings;
+    while (
+      guarded &&
+      !(await longWait(t.protectedPodsTimeoutSeconds, `${node}: wait for protected pods`).waitForProtectedPods({
+        node,
+        selector,
+        timeoutSeconds: t.protectedPodsTimeoutSeconds,
+      }))
+    ) {
+      if (patched(PATCHES.failuresBecomeErroring)) {
+        throw ApplicationFailure.nonRetryable(
+          `pods matching podNonInterruptLabels still run on node ${node} after ${t.protectedPodsTimeoutSeconds}s`,
+          FAILURE_TYPES.protectedPodsTimeout,
+        );
+      }
+      log.info('protected pods still running; waiting again', { node });
+    }
+    await longWait(t.drainTimeoutSeconds, `${node}: drain`).drain({
+      node,
+      timeoutSeconds: t.drainTimeoutSeconds,
+      onTimeout: t.drainOnTimeout,
+    });
+    if (s.interrupt?.rollout === name) s.interrupt = { ...s.interrupt, phase: 'prepared' };
+  }
+
+  async function interrupt(name: string, merged: MergedInterrupt): Promise<void> {
+    const r = s.rollouts[name]!;
+    const owner = r.spec.spec.packages[merged.owner]!;
+    if (s.bootId === null) s.bootId = (await kube.readNode({ ...refOf(name), node })).facts.bootId;
+    r.state = startInterrupt(r.state, merged, r.spec.spec.packages);
+    publish(name);
+    const timeoutSeconds = stageTimeoutOf(r, owner.name);
+    const what = `${node}: ${name}/${owner.name}@${owner.version} interrupt ${merged.interrupt.type}`;
+    // A run ID of its own: a rerun's interrupt is a new Job, and the agent's flags of the last one do not skip it.
+    const runId = guards() ? nextRunId() : undefined;
+    const result = await longWait(timeoutSeconds, what).runInterrupt({
+      ...refOf(name),
+      node,
+      owner,
+      interrupt: merged.interrupt,
+      timeoutSeconds,
+      additionalTolerations: r.spec.spec.additionalTolerations,
+      ...(runId && { runId }),
+    });
+    let outcome = result;
+    if (result.outcome === 'complete' && merged.interrupt.type === 'reboot') {
+      const t = r.settings.rebootTimeoutSeconds;
+      try {
+        await longWait(t, `${node}: wait for reboot`).waitForReboot({
+          node,
+          previousBootId: s.bootId,
+          timeoutSeconds: t,
+        });
+      } catch (err) {
+        // G13: a node that does not come back is an erroring interrupt, and the permit goes back. Patched: histories
+        // before it waited again every 10 seconds, for ever.
+        if (isCancellation(err) || !patched(PATCHES.failuresBecomeErroring)) throw err;
+        outcome = { ...result, outcome: 'failed', reason: FAILURE_TYPES.rebootTimeout, logTail: failureText(err) };
+      }
+    }
+    s.bootId = null;
+    await record(name, entryKey(owner.name, owner.version), 'interrupt', outcome);
+  }
+
+  async function release(name: string, uncordon: boolean): Promise<void> {
+    if (uncordon && holdsCordon(name)) {
+      await kube.uncordon({ ...refOf(name), node });
+      s.cordons = cordonHolders().filter((n) => n !== name);
+      s.cordonedBy = s.cordons[0] ?? null;
+    }
+    // Only this rollout's permit: another rollout's prepared interrupt is not this release's to end.
+    const held = s.interrupt?.rollout === name || !patched(PATCHES.cordonPerRollout) ? s.interrupt : null;
+    if (held) s.interrupt = null;
+    if (held?.permit) {
+      const permit = held.permit;
+      await signalRollout(name, (id) => getExternalWorkflowHandle(id).signal(releaseInterruptSignal, { node, permit }));
+    }
+  }
+
+  async function forget(name: string): Promise<void> {
+    if (s.interrupt?.rollout === name || holdsCordon(name)) await release(name, true);
+    if (patched(PATCHES.freshAfterForget)) {
+      // What the deleted rollout wrote goes, after its last queued write, so a rollout of the name reads nothing.
+      await writer.flush();
+      await kube.clearNodeState({ ...refOf(name), node });
+      writer.forget(name);
+    }
+    delete s.rollouts[name];
+    delete s.previous[name];
+    forgetting.delete(name);
+    const again = reborn.get(name);
+    reborn.delete(name);
+    if (again) s.rollouts[name] = newNodeRollout(again.spec, again.generation, again.settings, again.rolloutUid);
+    showInUi();
+  }
+
+  // ---- decisions --------------------------------------------------------------------------------------------
+
+  function nextRunId(): string {
+    s.runSeq = (s.runSeq ?? 0) + 1;
+    return `${workflowInfo().firstExecutionRunId.slice(0, 8)}-${s.runSeq}`;
+  }
+
+  function view(): DecisionView {
+    return {
+      node,
+      rollouts: rolloutsOnNode(s.rollouts, forgetting),
+      runs: [...runs.values()].map(runKeyOf),
+      carried: Object.values(s.rollouts)
+        .flatMap((r) => Object.keys(r.stageStarted))
+        .filter((key) => !runs.has(key))
+        .map(parseRunKey),
+      stopping: pendingDeletes,
+      finishedDeleting: writer.deletingJobs(),
+      tasks,
+      interrupt: s.interrupt,
+      draining,
+      guards: guards(),
+    };
+  }
+
+  function carryOut(intent: NodeIntent): void {
+    switch (intent.kind) {
+      case 'delete': {
+        const job = intent.jobName;
+        return spawn(`delete:${job}`, async () => {
+          const stopped = stoppedRuns.get(job);
+          if (stopped && guards()) await condition(() => stopped.ended);
+          stoppedRuns.delete(job);
+          if (guards())
+            await longWait(DELETE_WAIT_SECONDS, `${node}: delete ${job}`).deleteStageJob({
+              jobName: job,
+              untilGone: true,
+            });
+          else await kube.deleteStageJob({ jobName: job });
+          pendingDeletes.delete(job);
+        });
+      }
+      case 'forget':
+        return spawn(`forget:${intent.rollout}`, () => forget(intent.rollout));
+      case 'init':
+        return spawn(`init:${intent.rollout}`, () => init(intent.rollout));
+      case 'waiting':
+        s.rollouts[intent.rollout]!.waiting = intent.waiting;
+        return publish(intent.rollout);
+      case 'start':
+        return start(intent.rollout, intent.package, intent.stage);
+      case 'abandon':
+        return abandon(intent.run.rollout, intent.run);
+      case 'request':
+        s.interrupt = { rollout: intent.rollout, phase: 'requested', permit: null };
+        return spawn('request', () => request(intent.rollout));
+      case 'prepare':
+        return spawn('prepare', () => prepare(intent.rollout));
+      case 'interrupt':
+        return spawn('interrupt', () => interrupt(intent.rollout, intent.merged));
+      case 'release':
+        return spawn('release', () => release(intent.rollout, intent.uncordon));
+    }
+  }
+
+  function step(): void {
+    for (const intent of decideNode(view())) carryOut(intent);
+  }
+
+  const idle = () => live === 0 && tasks.size === 0 && pendingDeletes.size === 0 && writer.idle();
+
+  void writer.run();
+  showInUi();
+  const gone = () => Object.keys(s.rollouts).length === 0;
+  for (;;) {
+    await condition(() => wake || ((draining || gone()) && idle()));
+    wake = false;
+    const info = workflowInfo();
+    const limit = Math.min(...Object.values(s.rollouts).map((r) => r.settings.historyEventLimit));
+    if (!draining && (info.continueAsNewSuggested || info.historyLength > limit)) {
+      // Waits are stopped, not their Jobs: the next run re-plans from the carried state and adopts them by name.
+      draining = true;
+      for (const run of runs.values()) {
+        run.stop();
+        stoppedRuns.set(run.jobName, run);
+      }
+      runs.clear();
+    }
+    if (draining && idle()) {
+      await condition(allHandlersFinished);
+      const carried: NodeCarried = { ...s };
+      if (forgetting.size > 0) carried.forgetting = [...forgetting];
+      if (reborn.size > 0) carried.reborn = Object.fromEntries(reborn);
+      await continueAsNew<typeof nodeWorkflow>({ cluster, node, carried });
+    }
+    if (gone() && idle()) {
+      await condition(allHandlersFinished);
+      if (gone()) return;
+    }
+    step();
+  }
+}
+
+/** G11/G12 (model/node-decide.ts): histories before it started stages beside running ones. */
+const guards = () => patched(PATCHES.oneExecutorPerPackage);
+
+/** A failure as the node's annotation shows it: its type and its cause's message, bounded. */
+function failureText(err: unknown): string {
+  const root = err instanceof ActivityFailure && err.cause ? err.cause : err;
+  const type = root instanceof ApplicationFailure && root.type ? `${root.type}: ` : '';
+  const text = `${type}${root instanceof Error ? root.message : String(root)}`;
+  return text.length > 2000 ? `${text.slice(0, 2000)}…` : text;
+}
+
+/** How long a stopped run's Job may take to go, pods included (their grace period, the API server's pace). */
+const DELETE_WAIT_SECONDS = 600;
+
+function runKeyOf(run: StageRun): StageRunKey {
+  const { rollout, package: pkg, stage } = run.input;
+  return { rollout, package: pkg.name, version: pkg.version, stage };
+}
