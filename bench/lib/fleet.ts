@@ -10,7 +10,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { KeelsonClient } from '../../client';
 import { ClientSettingsSchema } from '../../client/settings';
-import { parseRolloutDocuments, type RolloutSpec } from '../../model';
+import { nodeMetadataKeys, parseRolloutDocuments, type RolloutSpec } from '../../model';
 import { ensurePki } from '../../deploy/dev/pki';
 import { kubeconfigPath, projectRoot, stateDir } from '../../deploy/dev/paths';
 import { apiserverUrl, ports } from '../../deploy/dev/cluster';
@@ -23,7 +23,6 @@ import { processRssKb } from './machine';
 // queue and namespace) that can be SIGKILLed and started again, its RSS and its own Kubernetes API request counts
 // (bench/lib/count-requests.cjs), the apiserver's request counters, and recorders of Jobs and Node state.
 
-export const PREFIX = 'skyhook.nvidia.com/';
 export const BENCH_LABEL = 'keelson.dev/bench';
 const countRequests = path.join(__dirname, 'count-requests.cjs');
 
@@ -522,12 +521,12 @@ export async function recordNodeStates(kc: KubeConfig, selector: string, rollout
   const backwards: string[] = [];
   const cordoned = new Map<string, boolean>();
   let updates = 0;
-  const key = `${PREFIX}nodeState_${rollout}`;
+  const key = nodeMetadataKeys(rollout).nodeState;
   const stop = await keepWatching<V1Node>(kc, '/api/v1/nodes', { labelSelector: selector }, (_type, node) => {
     const name = node.metadata?.name ?? '';
     cordoned.set(
       name,
-      node.spec?.unschedulable === true && node.metadata?.annotations?.[`${PREFIX}cordon_${rollout}`] === 'true',
+      node.spec?.unschedulable === true && node.metadata?.annotations?.[nodeMetadataKeys(rollout).cordon] === 'true',
     );
     const raw = node.metadata?.annotations?.[key];
     if (raw === undefined) return;

@@ -1,5 +1,6 @@
 import type { KubeConfig, V1Node } from '@kubernetes/client-node';
-import { PREFIX, keepWatching } from './fleet';
+import { nodeMetadataKeys } from '../../model';
+import { keepWatching } from './fleet';
 
 // One watch on a run's own nodes, read by both tools' runs alike:
 // - the completion detector: the run is complete when every one of its nodes carries the per-rollout status label
@@ -24,7 +25,7 @@ export interface RunNodes {
 }
 
 export function statusLabel(rollout: string): string {
-  return `${PREFIX}status_${rollout}`;
+  return nodeMetadataKeys(rollout).status;
 }
 
 export async function watchRunNodes(kc: KubeConfig, selector: string, rollout: string): Promise<RunNodes> {

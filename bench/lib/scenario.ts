@@ -1,5 +1,6 @@
 import { runningPid } from '../../deploy/dev/processes';
 import { skyhook } from '../../deploy/dev/sim-manifests';
+import { nodeMetadataKeys } from '../../model';
 import { CpuMeter, perNodeStage, stackRoles } from './cpu';
 import {
   BENCH_LABEL,
@@ -221,8 +222,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
     const nodes = await fleet.core.listNode({ labelSelector: selector });
     const leftCordoned = nodes.items
       .filter(
-        (n) =>
-          n.spec?.unschedulable === true && n.metadata?.annotations?.[`skyhook.nvidia.com/cordon_${id}`] === 'true',
+        (n) => n.spec?.unschedulable === true && n.metadata?.annotations?.[nodeMetadataKeys(id).cordon] === 'true',
       )
       .map((n) => n.metadata!.name!);
     const r2 = (x: number) => Math.round(x * 100) / 100;

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { CustomObjectsApi, Watch, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { API_GROUPS, API_VERSION, DEFAULT_KEY_PREFIX, RESOURCE_PLURALS } from '../../model/wire';
 import { CpuMeter, perNodeStage, stackRoles } from './cpu';
 import {
   BENCH_LABEL,
@@ -69,8 +70,8 @@ export interface SkyhookScenarioResult {
   };
 }
 
-const SKYHOOK = { group: 'skyhook.nvidia.com', version: 'v1alpha1', plural: 'skyhooks' };
-const PACKAGE_ANNOTATION = 'skyhook.nvidia.com/package';
+const SKYHOOK = { group: API_GROUPS.Skyhook, version: API_VERSION, plural: RESOURCE_PLURALS.Skyhook };
+const PACKAGE_ANNOTATION = `${DEFAULT_KEY_PREFIX}package`;
 
 /** Skyhook reads a stage's end from its init containers: all terminated with exit code 0 (the pause keeps running). */
 function initsSucceeded(pod: V1Pod): boolean {
