@@ -9,6 +9,9 @@ export interface PackageDef {
   image?: string;
   simSeconds?: number;
   failStages?: string;
+  /** A line a failing stage prints (KEELSON_SIM_LOG). */
+  log?: string;
+  stageTimeout?: string;
   interrupt?: { type: string; services?: string[] };
   dependsOn?: Record<string, string>;
   configMap?: Record<string, string>;
@@ -35,12 +38,14 @@ export function skyhook(def: SkyhookDef): Record<string, unknown> {
     Object.entries(def.packages).map(([name, p]) => {
       const env: Record<string, string> = { KEELSON_SIM_SECONDS: String(p.simSeconds ?? 1), ...(p.env ?? {}) };
       if (p.failStages) env.KEELSON_SIM_FAIL_STAGES = p.failStages;
+      if (p.log) env.KEELSON_SIM_LOG = p.log;
       return [
         name,
         {
           version: p.version,
           image: p.image ?? `registry.example/keelson/${name}`,
           env: Object.entries(env).map(([k, value]) => ({ name: k, value })),
+          ...(p.stageTimeout && { stageTimeout: p.stageTimeout }),
           ...(p.interrupt && { interrupt: p.interrupt }),
           ...(p.dependsOn && { dependsOn: p.dependsOn }),
           ...(p.configMap && { configMap: p.configMap }),

@@ -141,10 +141,7 @@ test('the actor is the token name: in the start memo, the update and signal argu
 
 test('an image outside the policy: the API refuses it (400 naming the field); started straight through Temporal, the worker fails it', async () => {
   const outsider = `outside-${Date.now().toString(36)}`;
-  const body = manifest(outsider, NODES, { base: { version: '1.0.0' } }).replace(
-    'image: registry.example/keelson/base',
-    'image: evil.example/keelson/base',
-  );
+  const body = manifest(outsider, NODES, { base: { version: '1.0.0', image: 'evil.example/keelson/base' } });
   const refused = await deployer('POST', '/v1/rollouts', body, 'application/yaml');
   expect(refused.status).toBe(400);
   expect(refused.body.errors).toEqual([

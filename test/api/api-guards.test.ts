@@ -46,7 +46,7 @@ describe('bearer-token auth', () => {
 
 describe('validation: 400 with field paths', () => {
   test('an invalid package names the field path', async () => {
-    const bad = yaml.replace('version: "1.0.0"', 'version: "not a version"');
+    const bad = manifest('guarded', ['node-003'], { base: { version: 'not a version' } });
     const r = await call('POST', '/v1/rollouts', bad, 'application/yaml');
     expect(r.status).toBe(400);
     expect(r.body.error).toBe('invalid');

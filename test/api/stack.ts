@@ -12,6 +12,8 @@ import { activitySettings, loadConfig } from '../../workers/config';
 import { imagePolicyOf } from '../../workers/image-policy-settings';
 import { kubeClients, testNamespace } from '../harness/kube';
 import { testWorkflowBundlePath } from '../harness/workflow-bundle';
+import YAML from 'yaml';
+import { skyhook, type PackageDef } from '../../deploy/dev/sim-manifests';
 
 // One test file's own Keelson: a real worker (the real workflows and Kubernetes activities) on a task queue and
 // cluster name of its own, the real API on a free port, against the local stack's Temporal server and cluster.
@@ -134,35 +136,8 @@ export async function startTestKeelson(
 }
 
 /** A Skyhook manifest (YAML) that targets the given fake nodes by hostname. */
-export function manifest(
-  name: string,
-  nodes: string[],
-  packages: Record<string, { version: string; simSeconds?: number; failStages?: string }>,
-): string {
-  const pkgs = Object.entries(packages)
-    .map(
-      ([pkg, p]) =>
-        `    ${pkg}:\n      version: ${JSON.stringify(p.version)}\n      image: registry.example/keelson/${pkg}\n` +
-        `      env:\n        - name: KEELSON_SIM_SECONDS\n          value: "${p.simSeconds ?? 1}"\n` +
-        (p.failStages ? `        - name: KEELSON_SIM_FAIL_STAGES\n          value: "${p.failStages}"\n` : ''),
-    )
-    .join('');
-  return [
-    'apiVersion: skyhook.nvidia.com/v1alpha1',
-    'kind: Skyhook',
-    'metadata:',
-    `  name: ${name}`,
-    'spec:',
-    '  nodeSelectors:',
-    '    matchExpressions:',
-    '      - key: kubernetes.io/hostname',
-    '        operator: In',
-    `        values: [${nodes.join(', ')}]`,
-    '  interruptionBudget:',
-    '    percent: 100',
-    '  packages:',
-    pkgs,
-  ].join('\n');
+export function manifest(name: string, nodes: string[], packages: Record<string, PackageDef>): string {
+  return YAML.stringify(skyhook({ name, nodes, packages }));
 }
 
 export { eventually } from '../harness/wait';

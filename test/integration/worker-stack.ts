@@ -15,6 +15,7 @@ import { loadConfig } from '../../workers/config';
 import { startWorker, type RunningWorker } from '../../workers/worker';
 import { eventually } from '../e2e/e2e-stack';
 import { testWorkflowBundlePath } from '../harness/workflow-bundle';
+import { skyhook, type PackageDef } from '../../deploy/dev/sim-manifests';
 
 export { eventually };
 
@@ -50,53 +51,15 @@ export async function createFakeNodes(
   return names;
 }
 
-export interface SkyhookPackage {
-  simSeconds?: number;
-  failStages?: string;
-  log?: string;
-  stageTimeout?: string;
-  interrupt?: { type: string };
-  configMap?: Record<string, string>;
-}
-
-/** A Skyhook manifest on the given nodes, read through the same parser the CLI and API use. */
+/** A Skyhook manifest on the given nodes (packages at 1.0.0 unless given), read through the parser the CLI and API use. */
 export function rolloutSpecOf(
   name: string,
   nodes: string[],
-  packages: Record<string, SkyhookPackage>,
+  packages: Record<string, Omit<PackageDef, 'version'> & { version?: string }>,
   options: { runtimeRequired?: boolean } = {},
 ): RolloutSpec {
-  const pkgs = Object.fromEntries(
-    Object.entries(packages).map(([pkg, p]) => {
-      const env = { KEELSON_SIM_SECONDS: String(p.simSeconds ?? 1) } as Record<string, string>;
-      if (p.failStages) env.KEELSON_SIM_FAIL_STAGES = p.failStages;
-      if (p.log) env.KEELSON_SIM_LOG = p.log;
-      return [
-        pkg,
-        {
-          version: '1.0.0',
-          image: `registry.example/keelson/${pkg}`,
-          env: Object.entries(env).map(([k, value]) => ({ name: k, value })),
-          ...(p.stageTimeout && { stageTimeout: p.stageTimeout }),
-          ...(p.interrupt && { interrupt: p.interrupt }),
-          ...(p.configMap && { configMap: p.configMap }),
-        },
-      ];
-    }),
-  );
-  const parsed = parseRolloutDocuments([
-    {
-      apiVersion: 'skyhook.nvidia.com/v1alpha1',
-      kind: 'Skyhook',
-      metadata: { name },
-      spec: {
-        nodeSelectors: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: nodes }] },
-        interruptionBudget: { percent: 100 },
-        ...(options.runtimeRequired && { runtimeRequired: true }),
-        packages: pkgs,
-      },
-    },
-  ]);
+  const versioned = Object.fromEntries(Object.entries(packages).map(([pkg, p]) => [pkg, { version: '1.0.0', ...p }]));
+  const parsed = parseRolloutDocuments([skyhook({ name, nodes, packages: versioned, ...options })]);
   if (parsed.errors.length > 0) throw new Error(JSON.stringify(parsed.errors));
   return parsed.rollouts[0]!;
 }
