@@ -30,7 +30,16 @@ export function loadTokens(settings: ApiSettings): ApiToken[] {
     }
     tokens.push(...parsed.tokens);
   }
-  if (settings.KEELSON_API_TOKEN) tokens.push(unnamedToken(settings.KEELSON_API_TOKEN));
+  if (settings.KEELSON_API_TOKEN) {
+    // One token, one set of scopes: the unnamed token has them all, so it must not also be a scoped one.
+    const scoped = tokens.find((t) => t.token === settings.KEELSON_API_TOKEN);
+    if (scoped) {
+      throw new SettingsError(
+        `invalid API settings:\nKEELSON_API_TOKEN="<redacted>": is also token ${scoped.name} of KEELSON_API_TOKENS_FILE; give each token once`,
+      );
+    }
+    tokens.push(unnamedToken(settings.KEELSON_API_TOKEN));
+  }
   if (tokens.length === 0) {
     throw new SettingsError(
       `invalid API settings:\nKEELSON_API_TOKENS_FILE=${JSON.stringify(file ?? '')}: holds no token`,

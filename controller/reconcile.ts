@@ -32,9 +32,19 @@ export async function reconcileResource(deps: ReconcileDeps, where: Collection, 
   if (resource.metadata.deletionTimestamp) {
     const ours = [CLEANUP_FINALIZER, ...OPERATOR_FINALIZERS];
     if (!finalizers.some((f) => ours.includes(f))) return;
-    await deleteRollout(deps.keelson, name).catch((err: unknown) => {
+    await deleteRollout(deps.keelson, name, ACTOR).catch((err: unknown) => {
       if (!(err instanceof NotFoundError)) throw err;
     });
+    // The finalizer stays until the rollout's run has ended, its nodes told to forget it: a cleanup that outlasts the
+    // delete's wait (a large fleet, workers down) is looked at again at the next pass, not dropped.
+    const ended = await rolloutStatus(deps.keelson, name).then(
+      () => false,
+      (err: unknown) => {
+        if (err instanceof NotFoundError) return true;
+        throw err;
+      },
+    );
+    if (!ended) return;
     const rest = finalizers.filter((f) => !ours.includes(f));
     await custom.patchClusterCustomObject(
       { ...target, body: { metadata: { finalizers: rest, resourceVersion } } },
@@ -84,7 +94,7 @@ async function desiredStatus(
   });
   const validated = previous.conditions?.find((c) => c.type === 'Valid');
   if (!view || previous.observedGeneration !== generation || validated?.status !== 'True') {
-    await applyRollout(deps.keelson, spec);
+    await applyRollout(deps.keelson, spec, ACTOR);
     view = await rolloutStatus(deps.keelson, name);
   }
   const controls = controlsFor(spec, view);

@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { rolloutFromBody } from '../../api/manifest-body';
 import type { temporal } from '@temporalio/proto';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
+import { updateSpecUpdate } from '../../workflows/messages';
 import { caller } from './http';
 import { eventually, manifest, SCOPED, startTestKeelson, type TestKeelson } from './stack';
 
@@ -167,4 +168,19 @@ test('an image outside the policy: the API refuses it (400 naming the field); st
   expect(cause.message).toContain('spec.packages.base.image: "evil.example/keelson/base" is outside the image policy');
   const { events } = await handle.fetchHistory();
   expect(events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'listNodes')).toEqual([]);
+});
+
+test("an update the worker refuses is not the rollout's spec: applying the running spec again changes nothing", async () => {
+  const kept = `kept-${Date.now().toString(36)}`;
+  const body = manifest(kept, NODES, { base: { version: '1.0.0' } });
+  expect((await deployer('POST', '/v1/rollouts', body, 'application/yaml')).status).toBe(201);
+  // Straight through Temporal, as the API would refuse it: the worker accepts the update, reads its policy and refuses.
+  const outside = rolloutFromBody(manifest(kept, NODES, { base: { version: '2.0.0', image: 'evil.example/x/base' } }));
+  const handle = k.temporal.workflow.getHandle(rolloutWorkflowId(k.cluster, kept));
+  await expect(handle.executeUpdate(updateSpecUpdate, { args: [outside, { actor: 'mallory' }] })).rejects.toThrow(
+    /outside the image policy/,
+  );
+  const again = await k.keelson.applyRollout(rolloutFromBody(body));
+  expect(again.action).toBe('unchanged');
+  await k.keelson.deleteRollout(kept);
 });

@@ -1,6 +1,12 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadTokens } from '../../api/auth';
+import { loadApiSettings } from '../../api/settings';
 import { DEFAULT_ACTOR, missingScopes, parseTokenFile, routeAccess, ScopeSchema, type Scope } from '../../model/access';
 
-// The token file's format and who may call which route (model/access.ts), without I/O.
+// The token file's format and who may call which route (model/access.ts), without I/O; the last test reads a file as
+// the API does (api/auth.ts).
 
 describe('token file', () => {
   test('named tokens with scopes, old bare tokens, comments and blank lines', () => {
@@ -99,4 +105,18 @@ describe('scopes per route', () => {
     expect(routeAccess('PATCH', '/v1/rollouts/:name')).toBeUndefined();
     expect(routeAccess('POST', '/v1/rollouts/:name/ignore')).toBeUndefined();
   });
+});
+
+test('a token given both in the file (scoped) and as KEELSON_API_TOKEN (every scope) is refused, not widened', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keelson-tokens-'));
+  const file = path.join(dir, 'tokens');
+  const secret = 'r'.repeat(32);
+  fs.writeFileSync(file, `viewer:read:${secret}\n`);
+  const settings = loadApiSettings({ KEELSON_API_TOKENS_FILE: file, KEELSON_API_TOKEN: secret });
+  expect(() => loadTokens(settings)).toThrow(
+    'KEELSON_API_TOKEN="<redacted>": is also token viewer of KEELSON_API_TOKENS_FILE; give each token once',
+  );
+  const other = loadApiSettings({ KEELSON_API_TOKENS_FILE: file, KEELSON_API_TOKEN: 'u'.repeat(32) });
+  expect(loadTokens(other).map((t) => t.name)).toEqual(['viewer', 'api']);
+  fs.rmSync(dir, { recursive: true });
 });

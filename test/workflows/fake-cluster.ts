@@ -97,6 +97,8 @@ export class FakeCluster {
   };
   /** What imagePolicy answers: the worker's image policy, as a rollout reads it at its start and each update. */
   imagePolicy: ImagePolicy = OPEN_IMAGE_POLICY;
+  /** How long each next imagePolicy call takes (ms), one entry per call; then at once. */
+  imagePolicyDelays: number[] = [];
 
   constructor(nodeNames: string[], labels: (node: string) => Record<string, string> = () => ({})) {
     this.nodes = nodeNames.map((name) => ({
@@ -186,6 +188,7 @@ export class FakeCluster {
       },
       imagePolicy: async () => {
         record('imagePolicy', {});
+        await new Promise((r) => setTimeout(r, this.imagePolicyDelays.shift() ?? 0));
         return this.imagePolicy;
       },
       runStage: async (input) => {

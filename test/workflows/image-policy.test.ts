@@ -1,4 +1,4 @@
-import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowUpdateFailedError, WorkflowUpdateStage } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { rolloutWorkflow } from '../../workflows';
 import { statusQuery, updateSpecUpdate } from '../../workflows/messages';
@@ -105,8 +105,41 @@ test('updates: one outside the policy is refused, and the policy is read again a
       expect(status.nodes['policy-3']!.packages.base!.version).toBe('1.1.0');
       expect(status.lastChange).toEqual({ action: 'update', actor: 'alice', generation: 2 });
     });
-    expect(cluster.callsOf('imagePolicy')).toHaveLength(3);
+    // At the start and at each of the three updates: the refused ones read the policy of the moment too.
+    expect(cluster.callsOf('imagePolicy')).toHaveLength(4);
     await handle.cancel();
   });
   await recordHistory(t.env, id, 'rollout-image-policy');
+});
+
+test('updates apply in the order they were accepted, whatever order their policy reads end in', async () => {
+  const cluster = new FakeCluster(['policy-4']);
+  const spec = rolloutSpec('ordered', { packages: pkg(`${ALLOWED}base`) });
+  const version = (v: string) =>
+    rolloutSpec('ordered', { packages: { base: { version: v, image: `${ALLOWED}base` } } });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
+      taskQueue,
+      workflowId: rolloutWorkflowId('policy', spec.name),
+      args: [{ cluster: 'policy', spec }],
+    });
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'));
+    // The first update's policy read is slow (a worker lost mid-call), the second's is not.
+    cluster.imagePolicyDelays = [3000, 0];
+    const accepted = { waitForStage: WorkflowUpdateStage.ACCEPTED } as const;
+    const first = await handle.startUpdate(updateSpecUpdate, { args: [version('1.1.0'), { actor: 'a' }], ...accepted });
+    const second = await handle.startUpdate(updateSpecUpdate, {
+      args: [version('1.2.0'), { actor: 'b' }],
+      ...accepted,
+    });
+    expect(await first.result()).toEqual({ generation: 2 });
+    expect(await second.result()).toEqual({ generation: 3 });
+    await eventually(async () => {
+      const status = await handle.query(statusQuery);
+      expect(status.generation).toBe(3);
+      expect(status.nodes['policy-4']!.packages.base!.version).toBe('1.2.0');
+      expect(status.status).toBe('complete');
+    });
+    await handle.cancel();
+  });
 });

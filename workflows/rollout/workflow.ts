@@ -149,8 +149,8 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   const { cluster } = input;
   let options: RolloutOptions = { ...DEFAULT_ROLLOUT_OPTIONS, ...input.options };
   const name = input.spec.name;
-  /** The worker's image policy as last read (at start, at each spec update); undefined in older histories. */
-  let policy: ImagePolicy | undefined;
+  /** The spec updates' turns: each waits for the one accepted before it (its policy read, then its application). */
+  let specUpdates: Promise<unknown> = Promise.resolve();
   const s: RolloutCarried = input.carried ?? {
     generation: 1,
     spec: input.spec,
@@ -212,45 +212,53 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     reconcileLease(s.permits, report);
     poke();
   });
+  function applySpec(spec: RolloutSpec, by: ChangedBy | undefined): { generation: number } {
+    const parsed = RolloutSpecSchema.parse(spec);
+    // Nodes with work in flight take the new spec at once (a new stageTimeout reaches running stages, G4) and stay
+    // in their batch, which keeps its barrier (G14); settled nodes take it when their batch comes again. Patched:
+    // histories before it looked for them after the generation changed, when none is in flight any more.
+    const inFlight = patched(PATCHES.specUpdateReachesInFlight)
+      ? admittedNodes().filter((node) => batchStatus(s, node) === 'in_progress')
+      : [];
+    s.generation++;
+    s.spec = parsed;
+    if (by) {
+      log.info(`update rollout ${name}`, { actor: by.actor, generation: s.generation });
+      s.lastChange = { action: 'update', actor: by.actor, generation: s.generation };
+    }
+    if (parsed.resetBatchStateOnCompletion)
+      for (const b of Object.values(s.batches)) Object.assign(b, newCompartmentBatch());
+    for (const node of inFlight) {
+      s.nodes[node]!.admittedGeneration = s.generation;
+      s.outbox.push({ node, kind: 'desire' });
+    }
+    // New tolerations or selectors change which nodes are targeted or blocked (§5.2): list the nodes again now,
+    // not at the next periodic relist. Patched: histories before it have no listNodes after an update.
+    if (patched(PATCHES.relistOnSpecUpdate)) relistDue = true;
+    poke();
+    return { generation: s.generation };
+  }
   setHandler(
     updateSpecUpdate,
     async (spec, by) => {
-      // The policy may have changed since the start: read it again, and refuse a spec outside it. Patched: histories
-      // before it applied an update at once.
-      if (patched(PATCHES.imagePolicy)) {
-        policy = await act.imagePolicy();
-        refuseSpec(spec, policy);
-      }
-      const parsed = RolloutSpecSchema.parse(spec);
-      // Nodes with work in flight take the new spec at once (a new stageTimeout reaches running stages, G4) and stay
-      // in their batch, which keeps its barrier (G14); settled nodes take it when their batch comes again. Patched:
-      // histories before it looked for them after the generation changed, when none is in flight any more.
-      const inFlight = patched(PATCHES.specUpdateReachesInFlight)
-        ? admittedNodes().filter((node) => batchStatus(s, node) === 'in_progress')
-        : [];
-      s.generation++;
-      s.spec = parsed;
-      if (by) {
-        log.info(`update rollout ${name}`, { actor: by.actor, generation: s.generation });
-        s.lastChange = { action: 'update', actor: by.actor, generation: s.generation };
-      }
-      if (parsed.resetBatchStateOnCompletion)
-        for (const b of Object.values(s.batches)) Object.assign(b, newCompartmentBatch());
-      for (const node of inFlight) {
-        s.nodes[node]!.admittedGeneration = s.generation;
-        s.outbox.push({ node, kind: 'desire' });
-      }
-      // New tolerations or selectors change which nodes are targeted or blocked (§5.2): list the nodes again now,
-      // not at the next periodic relist. Patched: histories before it have no listNodes after an update.
-      if (patched(PATCHES.relistOnSpecUpdate)) relistDue = true;
-      poke();
-      return { generation: s.generation };
+      // Patched: histories before it applied an update at once.
+      if (!patched(PATCHES.imagePolicy)) return applySpec(spec, by);
+      // The policy may have changed since the start: read it again, and refuse a spec outside it. Updates take their
+      // turns in the order they were accepted, whatever order their policy reads end in: a later spec is never
+      // overwritten by an earlier one.
+      const turn = specUpdates.then(async () => {
+        refuseSpec(spec, await act.imagePolicy());
+        return applySpec(spec, by);
+      });
+      specUpdates = turn.catch(() => undefined);
+      return turn;
     },
     {
       // Synchronous: the SDK ignores what an async validator returns.
       // Both parameters, so the handler's types include the optional second one.
       validator: (spec, _by?: ChangedBy) => {
-        refuseSpec(spec, policy);
+        // The schema and the name only: the policy is the worker's now, read by the handler.
+        refuseSpec(spec, undefined);
         if (spec.name !== name) {
           throw ApplicationFailure.nonRetryable(`spec is for ${spec.name}, not ${name}`, FAILURE_TYPES.invalidSpec);
         }
@@ -498,10 +506,11 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   // Whoever can start workflows can start this one (docs/operations.md, "Trust boundary"): the input is checked, not
   // trusted, and the image policy is the worker's, never the starter's. A spec the schema or the policy refuses fails
   // the rollout here, before it lists a node. Patched: histories before it trusted their input.
-  if (patched(PATCHES.imagePolicy)) {
+  // A continued run keeps the spec it accepted: a policy tightened since applies to new starts and updates, and never
+  // fails a running rollout with its nodes admitted.
+  if (input.carried === undefined && patched(PATCHES.imagePolicy)) {
     refuseSpec(input.spec, undefined);
-    policy = await act.imagePolicy();
-    refuseSpec(s.spec, policy);
+    refuseSpec(s.spec, await act.imagePolicy());
   }
   // Node timeouts and the drain policy are the worker's settings unless the starter gave them: read once, at the
   // first run (after the handlers are set, so status queries answer meanwhile), so history holds what this rollout
