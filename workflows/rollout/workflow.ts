@@ -503,8 +503,9 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     }
   }
 
-  // Whoever can start workflows can start this one (docs/operations.md, "Trust boundary"): the input is checked, not
-  // trusted, and the image policy is the worker's, never the starter's. A spec the schema or the policy refuses fails
+  // Whoever can start workflows can start this one (docs/operations.md, "Trust boundary"): the spec is checked, not
+  // trusted, and the image policy is the worker's, never the starter's (options and carried state are trusted: the
+  // namespace is root-equivalent). A spec the schema or the policy refuses fails
   // the rollout here, before it lists a node. Patched: histories before it trusted their input.
   // A continued run keeps the spec it accepted: a policy tightened since applies to new starts and updates, and never
   // fails a running rollout with its nodes admitted.
