@@ -1,4 +1,4 @@
-import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { rolloutFromBody } from '../../api/manifest-body';
 import type { temporal } from '@temporalio/proto';
@@ -177,9 +177,12 @@ test("an update the worker refuses is not the rollout's spec: applying the runni
   // Straight through Temporal, as the API would refuse it: the worker accepts the update, reads its policy and refuses.
   const outside = rolloutFromBody(manifest(kept, NODES, { base: { version: '2.0.0', image: 'evil.example/x/base' } }));
   const handle = k.temporal.workflow.getHandle(rolloutWorkflowId(k.cluster, kept));
-  await expect(handle.executeUpdate(updateSpecUpdate, { args: [outside, { actor: 'mallory' }] })).rejects.toThrow(
-    /outside the image policy/,
+  const refused = await handle.executeUpdate(updateSpecUpdate, { args: [outside, { actor: 'mallory' }] }).then(
+    () => undefined,
+    (err: unknown) => err,
   );
+  expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
+  expect((refused as WorkflowUpdateFailedError).cause?.message).toContain('outside the image policy');
   const again = await k.keelson.applyRollout(rolloutFromBody(body));
   expect(again.action).toBe('unchanged');
   await k.keelson.deleteRollout(kept);
