@@ -17,6 +17,7 @@ import { apiserverUrl, ports } from '../../deploy/dev/cluster';
 import { temporalAddress } from '../../deploy/dev/temporal';
 import { fakeNode } from '../../deploy/dev/nodes';
 import { buildWorkflowBundle } from '../../deploy/dev/workflow-bundle';
+import { sleep } from '../../deploy/dev/processes';
 import { processRssKb } from './machine';
 
 // What the bench and the fault tests share: a Keelson worker process of their own (its own cluster name, task
@@ -26,9 +27,7 @@ import { processRssKb } from './machine';
 export const BENCH_LABEL = 'keelson.dev/bench';
 const countRequests = path.join(__dirname, 'count-requests.cjs');
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
+export { sleep };
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

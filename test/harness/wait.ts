@@ -1,11 +1,11 @@
 // Waiting for asynchronous progress, at every test level: a check polled until it passes. A timeout reports the
 // check's last failure, and what was awaited when it is named.
 
+import { sleep } from '../../deploy/dev/processes';
+
 const POLL_MS = 200;
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
+export { sleep };
 
 export function eventually<T>(check: () => Promise<T> | T, timeoutMs?: number): Promise<T>;
 export function eventually<T>(what: string, check: () => Promise<T> | T, timeoutMs?: number): Promise<T>;

@@ -84,9 +84,7 @@ export function rolloutSpec(
   });
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-export { eventually } from '../harness/wait';
+export { eventually, sleep } from '../harness/wait';
 
 /** Writes a run's history as a replay fixture when KEELSON_RECORD_HISTORIES is set. */
 export async function recordHistory(
