@@ -2,6 +2,7 @@ import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { WatchCache } from '../activities/watch-cache';
 import type { KeelsonContext } from '../client/connect';
 import { reconcileResource } from './reconcile';
+import { startWhenServed } from './served';
 import {
   collectionPath,
   POLICY_COLLECTIONS,
@@ -49,8 +50,10 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
     cache: cache(c, opts.selector, (obj) => (obj ? enqueue(keyOf(c, obj)) : enqueueAll())),
   }));
   // A policy change can make a rollout valid, or change its batches: every rollout resource is looked at again.
-  const policies = POLICY_COLLECTIONS.map((c) => cache(c, undefined, () => enqueueAll()));
-  await Promise.all([...rollouts, ...policies.map((cache) => ({ cache }))].map(({ cache }) => cache.start()));
+  const policies = POLICY_COLLECTIONS.map((c) => ({ c, cache: cache(c, undefined, () => enqueueAll()) }));
+  await Promise.all(
+    [...rollouts, ...policies].map(({ c, cache }) => startWhenServed(cache, collectionPath(c), opts.log)),
+  );
 
   let stopped = false;
   const resync = setInterval(enqueueAll, opts.resyncMs);
@@ -69,7 +72,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       if (!resource) continue;
       try {
         await reconcileResource(
-          { kc: opts.kc, keelson: opts.keelson, policies: () => policies.flatMap((p) => p.items()) },
+          { kc: opts.kc, keelson: opts.keelson, policies: () => policies.flatMap((p) => p.cache.items()) },
           c,
           resource,
         );
@@ -86,8 +89,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       clearInterval(resync);
       wake?.();
       await loop;
-      for (const { cache } of rollouts) cache.stop();
-      for (const p of policies) p.stop();
+      for (const { cache } of [...rollouts, ...policies]) cache.stop();
     },
   };
 }
