@@ -16,7 +16,12 @@ const kubectl = path.join(tools.kubeBin, 'kubectl');
 
 export type Doc = {
   kind: string;
-  metadata: { name: string; namespace?: string };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   spec?: Record<string, unknown>;
 } & Record<string, unknown>;
 
