@@ -79,7 +79,10 @@ export async function desiredStatus(
       } catch (err) {
         // The worker refused an update (its image policy): the rollout runs on with the spec it had.
         if (!(err instanceof InvalidError)) throw err;
-        notAccepted = refusedBy(err.message);
+        // The worker's reason comes under the path `spec`, and names each field itself.
+        notAccepted = refusedBy(
+          err.errors.map((e) => (e.path === 'spec' ? e.message : `${e.path}: ${e.message}`)).join('; '),
+        );
       }
       rollout = await runningRollout(deps.keelson, name);
       if (!rollout && !notAccepted) {
