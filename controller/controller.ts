@@ -1,4 +1,5 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { isNotFound } from '../activities/kube-errors';
 import { WatchCache } from '../activities/watch-cache';
 import type { KeelsonContext } from '../client/connect';
 import { reconcileResource } from './reconcile';
@@ -79,6 +80,8 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
           resource,
         );
       } catch (err) {
+        // Deleted while its pass ran (the cache had not seen it go yet): nothing is left to do.
+        if (isNotFound(err)) continue;
         opts.log(
           `${resource.kind}/${name}: ${err instanceof Error ? err.message : String(err)} (retried at the next resync)`,
         );

@@ -34,13 +34,19 @@ interface NotAccepted {
   message: string;
 }
 
+/**
+ * The status the resource should have, and the status it was worked out from. `read` gets the resource from the
+ * apiserver: the watch cache may not yet hold the status this controller wrote a moment ago, so before a spec is
+ * applied (not idempotent for an update the worker refuses) the resource is read again and the pass made over that.
+ */
 export async function desiredStatus(
   deps: ReconcileDeps,
   kind: RolloutKind,
   resource: RolloutResource,
-  previous: RolloutResourceStatus,
   now: string,
-): Promise<RolloutResourceStatus> {
+  read?: () => Promise<RolloutResource>,
+): Promise<{ next: RolloutResourceStatus; previous: RolloutResourceStatus }> {
+  const previous: RolloutResourceStatus = resource.status ?? {};
   const { name, annotations = {} } = resource.metadata;
   const generation = resource.metadata.generation ?? 0;
   const owner = resourceOwner(kind);
@@ -48,13 +54,8 @@ export async function desiredStatus(
   if (rollout) {
     const holder = await ownerOf(deps.keelson, rollout);
     if (holder !== owner) {
-      return notAcceptedStatus(
-        previous,
-        NOT_ACCEPTED_REASONS.nameTaken,
-        nameTakenMessage(name, holder),
-        generation,
-        now,
-      );
+      const message = nameTakenMessage(name, holder);
+      return { next: notAcceptedStatus(previous, NOT_ACCEPTED_REASONS.nameTaken, message, generation, now), previous };
     }
   }
 
@@ -74,6 +75,7 @@ export async function desiredStatus(
     else if (refusal?.owner === owner) notAccepted = refusedBy(refusal.message);
     // A spec is applied once per generation; the rollout's own workflow is the record that it was (none runs: again).
     else if (!rollout || !applied) {
+      if (read) return desiredStatus(deps, kind, await read(), now);
       try {
         await applyRollout(deps.keelson, spec, CONTROLLER_ACTOR, owner);
       } catch (err) {
@@ -94,8 +96,10 @@ export async function desiredStatus(
   }
 
   if (rollout) rollout = await steer(deps, rollout, manifestControls(kind, annotations, pauseField(resource)));
-  if (!notAccepted)
-    return rolloutResourceStatus(rollout!, spec!.spec.packages, generation, previous.conditions ?? [], now);
+  if (!notAccepted) {
+    const conditions = previous.conditions ?? [];
+    return { next: rolloutResourceStatus(rollout!, spec!.spec.packages, generation, conditions, now), previous };
+  }
   // The rollout runs the spec last applied: its fields are shown with that spec's images.
   const base = rollout
     ? rolloutFields(
@@ -106,7 +110,7 @@ export async function desiredStatus(
         now,
       )
     : previous;
-  return notAcceptedStatus(base, notAccepted.reason, notAccepted.message, generation, now);
+  return { next: notAcceptedStatus(base, notAccepted.reason, notAccepted.message, generation, now), previous };
 }
 
 const refusedBy = (message: string): NotAccepted => ({

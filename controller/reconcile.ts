@@ -4,7 +4,6 @@ import type { KeelsonContext } from '../client/connect';
 import { NotFoundError } from '../client/errors';
 import { deleteRollout } from '../client/rollouts';
 import { CONTROLLER_ACTOR, resourceOwner } from '../model/custom-resource/ownership';
-import type { RolloutResourceStatus } from '../model/custom-resource/status';
 import { canonicalJson } from '../client/canonical';
 import { desiredStatus } from './desired-status';
 import { CLEANUP_FINALIZER, OPERATOR_FINALIZERS, type RolloutCollection, type RolloutResource } from './resources';
@@ -54,8 +53,8 @@ export async function reconcileResource(deps: ReconcileDeps, collection: Rollout
     );
   }
   const now = deps.now?.() ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  const previous: RolloutResourceStatus = resource.status ?? {};
-  const next = await desiredStatus(deps, collection.kind, resource, previous, now);
+  const read = async () => (await custom.getClusterCustomObject(target)) as RolloutResource;
+  const { next, previous } = await desiredStatus(deps, collection.kind, resource, now, read);
   if (canonicalJson(next) !== canonicalJson(previous)) {
     await custom.patchClusterCustomObjectStatus(
       { ...target, body: [{ op: 'add', path: '/status', value: next }] },
