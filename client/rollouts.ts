@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { RolloutSpec } from '../model';
 import { DEFAULT_ACTOR } from '../model/access';
+import { API_OWNER, type RolloutOwner } from '../model/custom-resource/ownership';
 import type { rolloutWorkflow } from '../workflows/rollout/workflow';
 import {
   disableSignal,
@@ -9,6 +10,7 @@ import {
   pauseSignal,
   QUERY_TIMEOUT_MS,
   resumeSignal,
+  OWNER_MEMO,
   STARTED_BY_MEMO,
   statusQuery,
   updateSpecUpdate,
@@ -103,11 +105,13 @@ export function sameSpec(a: RolloutSpec, b: RolloutSpec): boolean {
 /**
  * Starts a rollout. Same name and same spec as the running one: nothing is started and the same IDs come back
  * (`created: false`). A different spec under a running name: ConflictError (use updateSpec or applyRollout).
+ * `owner` is recorded in the start's memo: the API, or the kind of the custom resource that starts it.
  */
 export async function startRollout(
   ctx: KeelsonContext,
   input: RolloutSpec,
   actor = DEFAULT_ACTOR,
+  owner: RolloutOwner = API_OWNER,
 ): Promise<StartResult> {
   const spec = validSpec(input);
   const workflowId = rolloutWorkflowId(ctx.cluster, spec.name);
@@ -118,7 +122,7 @@ export async function startRollout(
       args: [{ cluster: ctx.cluster, spec }],
       workflowIdConflictPolicy: 'FAIL',
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      memo: { [STARTED_BY_MEMO]: actor },
+      memo: { [STARTED_BY_MEMO]: actor, [OWNER_MEMO]: owner },
       typedSearchAttributes: [
         { key: rolloutKey, value: [spec.name] },
         { key: packageKey, value: Object.keys(spec.spec.packages).sort() },
@@ -172,10 +176,11 @@ export async function applyRollout(
   ctx: KeelsonContext,
   input: RolloutSpec,
   actor = DEFAULT_ACTOR,
+  owner: RolloutOwner = API_OWNER,
 ): Promise<ApplyResult> {
   const spec = validSpec(input);
   try {
-    const started = await startRollout(ctx, spec, actor);
+    const started = await startRollout(ctx, spec, actor, owner);
     return { ...started, action: started.created ? 'created' : 'unchanged', generation: started.created ? 1 : 0 };
   } catch (err) {
     if (!(err instanceof ConflictError)) throw err;
@@ -227,6 +232,8 @@ export async function deleteRollout(ctx: KeelsonContext, name: string, actor = D
 export interface RolloutStatusResult extends RolloutStatusView {
   /** The name of the API token that started the rollout (its start memo); absent for rollouts started before. */
   startedBy?: string;
+  /** Its owner, `api` or a resource kind (its start memo); absent for rollouts started before owners were recorded. */
+  owner?: string;
   workflowId: string;
   runId: string;
   links: RolloutRef['links'] & { nodeWorkflows: Record<string, string> };
@@ -246,9 +253,11 @@ export async function rolloutStatus(ctx: KeelsonContext, name: string): Promise<
     Object.keys(view.nodes).map((n) => [n, workflowLink(ctx, nodeWorkflowId(ctx.cluster, n))]),
   );
   const startedBy = d.memo?.[STARTED_BY_MEMO];
+  const owner = d.memo?.[OWNER_MEMO];
   return {
     ...view,
     ...(typeof startedBy === 'string' && { startedBy }),
+    ...(typeof owner === 'string' && { owner }),
     workflowId: ref.workflowId,
     runId: ref.runId,
     links: { ...ref.links, nodeWorkflows },

@@ -7,6 +7,8 @@ import type { BatchState, NodeState, RolloutSpec, Stage, Status } from '../model
 
 /** The memo key of the rollout workflow's start that names who started it (the API token's name). */
 export const STARTED_BY_MEMO = 'startedBy';
+/** The memo key of the rollout workflow's start that names its owner (model/custom-resource/ownership.ts). */
+export const OWNER_MEMO = 'owner';
 
 /** Who asked for a pause, resume, disable or enable, and why: kept in history and shown in the UI. */
 export interface Actor {

@@ -87,6 +87,7 @@ test('the actor is the token name: in the start memo, the update and signal argu
   await eventually(async () => {
     const s = await reader('GET', `/v1/rollouts/${name}`);
     expect(s.body.startedBy).toBe('deployer');
+    expect(s.body.owner).toBe('api');
     expect(s.body.lastChange).toEqual({ action: 'update', actor: 'deployer', generation: 2 });
   }, 30_000);
   expect((await operator('POST', `/v1/rollouts/${name}/resume`, { reason: 'freeze over' })).status).toBe(202);
@@ -102,7 +103,7 @@ test('the actor is the token name: in the start memo, the update and signal argu
   expect(deleted.body.actor).toBe('deployer');
 
   const handle = k.temporal.workflow.getHandle(rolloutWorkflowId(k.cluster, name), started.body.runId as string);
-  expect((await handle.describe()).memo).toEqual({ startedBy: 'deployer' });
+  expect((await handle.describe()).memo).toEqual({ startedBy: 'deployer', owner: 'api' });
   const { events } = await handle.fetchHistory();
   const signals = events!
     .filter((e) => e.workflowExecutionSignaledEventAttributes)
