@@ -84,6 +84,24 @@ describe('resetCompartmentBatch with admitNext', () => {
     expect(batch.state).toMatchObject({ completedNodes: 2, failedNodes: 1 });
   });
 
+  test('a reset at completion, then a new generation: batch 1 is judged on its own nodes and the next one grows', () => {
+    const c = compartment(strategy({ type: 'linear', delta: 1, failureThreshold: null } as Partial<StrategyParams>), [
+      'n0',
+      'n1',
+      'n2',
+    ]);
+    const batch = newCompartmentBatch();
+    batch.state = { ...initialBatchState(), currentBatch: 3, lastBatchSize: 2, completedNodes: 3 };
+    resetCompartmentBatch(batch, nodes('complete', 'complete', 'complete'));
+    expect(batch.state).toMatchObject({ currentBatch: 1, completedNodes: 3 });
+    // The next generation: every node waits again.
+    const none = () => false;
+    expect(admitNext('batches', c, nodes('waiting', 'waiting', 'waiting'), none, batch)).toEqual(['n0']);
+    const first = (n: string) => n === 'n0';
+    expect(admitNext('batches', c, nodes('complete', 'waiting', 'waiting'), first, batch)).toEqual(['n1', 'n2']);
+    expect(batch.state).toMatchObject({ currentBatch: 2, lastBatchSize: 1, completedNodes: 1, lastBatchFailed: false });
+  });
+
   test('nodes in flight outside an open batch are held as one', () => {
     const c = compartment(strategy(), ['n0', 'n1', 'n2']);
     const batch = newCompartmentBatch();

@@ -18,8 +18,11 @@ export interface CompartmentBatch {
   state: BatchState;
   /** The nodes of the batch in flight, or null between batches. */
   open: string[] | null;
-  /** The open batch was admitted before a manual reset: when it settles it moves the checkpoint and is not judged. */
-  openBeforeReset?: boolean;
+  /**
+   * A manual reset came after the last batch opened: the batch in flight then is not judged, and until the next batch
+   * opens the checkpoint follows the nodes (a new generation may have made every complete node waiting again).
+   */
+  resetSinceLastBatch?: boolean;
 }
 
 export function newCompartmentBatch(): CompartmentBatch {
@@ -48,31 +51,30 @@ export function admitNext(
   }
   if (batch.open) {
     if (batch.open.some((n) => status.get(n) === 'in_progress')) return [];
-    batch.state = batch.openBeforeReset
-      ? checkpointBatchState(batch.state, nodes)
-      : evaluateBatch(compartment.strategy, nodes, batch.state, batch.open.length);
+    if (!batch.resetSinceLastBatch)
+      batch.state = evaluateBatch(compartment.strategy, nodes, batch.state, batch.open.length);
     batch.open = null;
-    delete batch.openBeforeReset;
   }
+  if (batch.resetSinceLastBatch) batch.state = checkpointBatchState(batch.state, nodes);
   const next = nextBatch(compartment, nodes, batch.state);
   if (next.kind !== 'new') return [];
   const admit = next.nodes.filter((n) => !admitted(n) && status.get(n) !== 'blocked');
   if (admit.length > 0) {
     batch.open = admit;
-    // A reset that closed the batch it marked (on completion, on a spec update) leaves nothing to mark.
-    delete batch.openBeforeReset;
+    delete batch.resetSinceLastBatch;
   }
   return admit;
 }
 
 /**
  * The manual reset (§2.2.6): the compartment starts again at batch 1. Nodes in flight are not interrupted and keep
- * the barrier; their outcomes are not judged, so the first batch after them is batch 1 again, sized `initialBatch`.
- * Nodes in flight outside an open batch (a completion or spec-update reset closed it) are held as one.
+ * the barrier; their outcomes are not judged, so the first batch after them is batch 1 again, sized `initialBatch`,
+ * and judged on its own nodes. Nodes in flight outside an open batch (a completion or spec-update reset closed it)
+ * are held as one.
  */
 export function resetCompartmentBatch(batch: CompartmentBatch, nodes: readonly NodeStatusEntry[]): void {
   batch.state = resetBatchState(nodes);
   const inFlight = nodes.filter((n) => n.status === 'in_progress').map((n) => n.name);
   batch.open ??= inFlight.length > 0 ? inFlight : null;
-  if (batch.open) batch.openBeforeReset = true;
+  batch.resetSinceLastBatch = true;
 }
