@@ -120,6 +120,20 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/rollouts/{name}/resume': control('resume', 'undoes pause'),
       '/v1/rollouts/{name}/disable': control('disable', 'at least as strong as pause'),
       '/v1/rollouts/{name}/enable': control('enable', 'undoes disable'),
+      '/v1/rollouts/{name}/reset-batches': {
+        post: {
+          summary:
+            "Reset a rollout's batches (Skyhook's deployment-policy reset): every compartment starts again from " +
+            'batch 1, a halted one included; nodes in flight are not interrupted',
+          parameters: [nameParam],
+          requestBody: jsonBody('ControlBody'),
+          responses: {
+            '200': ok("reset: each compartment's batch state after it, and the generation"),
+            '404': errorResponse('no running rollout of that name'),
+            ...common,
+          },
+        },
+      },
       '/v1/nodes/{node}': {
         get: {
           summary: 'What the node workflow holds for every rollout on the node',

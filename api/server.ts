@@ -203,6 +203,13 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     });
   }
 
+  app.post('/v1/rollouts/:name/reset-batches', async (req) => {
+    const { name } = parse(NameParamsSchema, req.params, 'params');
+    const body = parse(ControlBodySchema, req.body, 'body');
+    const who = { actor: actorOf(req), reason: body.reason, ...(body.actor && { onBehalfOf: body.actor }) };
+    return { ...(await keelson.resetBatches(name, who)), action: 'reset-batches', ...who };
+  });
+
   app.get('/v1/nodes/:node', async (req) => {
     const { node } = parse(NodeParamsSchema, req.params, 'params');
     return keelson.nodeStatus(node);

@@ -9,12 +9,14 @@ import {
   enableSignal,
   pauseSignal,
   QUERY_TIMEOUT_MS,
+  resetBatchStateUpdate,
   resumeSignal,
   OWNER_MEMO,
   STARTED_BY_MEMO,
   statusQuery,
   updateSpecUpdate,
   type Actor,
+  type BatchResetResult,
   type RolloutStatusView,
 } from '../workflows/messages';
 import { nodeWorkflowId, rolloutWorkflowId, workflowIdPrefix } from '../model/workflow-ids';
@@ -201,6 +203,22 @@ export async function controlRollout(
     ctx.client.workflow.getHandle(d.workflowId, d.runId).signal(CONTROL[kind], who),
   );
   return rolloutRef(ctx, name, d.runId);
+}
+
+/**
+ * The manual batch reset (§2.2.6): each compartment of the running rollout starts again from batch 1. An update, so
+ * the answer carries the batch states it left.
+ */
+export async function resetBatches(
+  ctx: KeelsonContext,
+  name: string,
+  who: Actor,
+): Promise<RolloutRef & BatchResetResult> {
+  const d = await running(ctx, name);
+  const result = await answered(ctx, `rollout ${name}`, () =>
+    ctx.client.workflow.getHandle(d.workflowId, d.runId).executeUpdate(resetBatchStateUpdate, { args: [who] }),
+  );
+  return { ...rolloutRef(ctx, name, d.runId), ...result };
 }
 
 /** How long a delete waits for the rollout's workflow to end (its nodes told to forget it). */

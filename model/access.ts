@@ -90,6 +90,7 @@ const ROUTE_ACCESS: Record<string, RouteAccess> = {
   'POST /v1/rollouts/:name/resume': ['operate'],
   'POST /v1/rollouts/:name/disable': ['operate'],
   'POST /v1/rollouts/:name/enable': ['operate'],
+  'POST /v1/rollouts/:name/reset-batches': ['operate'],
   'POST /v1/nodes/:node/rerun': ['operate'],
   'POST /v1/nodes/:node/reset': ['operate'],
 };

@@ -26,7 +26,7 @@ export interface ChangedBy {
 
 /** The last change made to a rollout through its messages, shown by its status. */
 export interface RolloutChange {
-  action: 'update' | 'pause' | 'resume' | 'disable' | 'enable';
+  action: 'update' | 'pause' | 'resume' | 'disable' | 'enable' | 'reset-batches';
   actor: string;
   reason?: string;
   onBehalfOf?: string;
@@ -189,7 +189,7 @@ export interface RolloutStatusView {
   nodesInProgress: number;
   completeNodes: string;
   packageList: string;
-  /** Absent until the rollout is updated, paused, resumed, disabled or enabled. */
+  /** Absent until the rollout is updated, paused, resumed, disabled, enabled or has its batches reset. */
   lastChange?: RolloutChange;
 }
 
@@ -203,7 +203,15 @@ export const disableSignal = defineSignal<[Actor]>('disable');
 export const enableSignal = defineSignal<[Actor]>('enable');
 /** A validated new spec and who sends it (absent from older clients); returns the new generation. */
 export const updateSpecUpdate = defineUpdate<{ generation: number }, [RolloutSpec, ChangedBy?]>('updateSpec');
+/** Kept for histories that called it through Temporal directly; nothing in Keelson sends it (resetBatchState does). */
 export const resetBatchesUpdate = defineUpdate<void, []>('resetBatches');
+/** What a manual batch reset leaves: each compartment's batch state, and the generation it applies to. */
+export interface BatchResetResult {
+  generation: number;
+  compartments: Record<string, BatchState>;
+}
+/** The manual batch reset (§2.2.6, `rollout reset-batches`), with who asked and why. */
+export const resetBatchStateUpdate = defineUpdate<BatchResetResult, [Actor]>('resetBatchState');
 export const statusQuery = defineQuery<RolloutStatusView>('status');
 
 /**

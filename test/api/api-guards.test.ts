@@ -139,6 +139,7 @@ test('GET /openapi.json: every route of docs/api.md, with schemas generated from
       '/v1/rollouts/{name}/disable',
       '/v1/rollouts/{name}/enable',
       '/v1/rollouts/{name}/pause',
+      '/v1/rollouts/{name}/reset-batches',
       '/v1/rollouts/{name}/resume',
     ].sort(),
   );

@@ -357,7 +357,7 @@ export class E2E {
       const list = await this.cli(['rollout', 'list', '--json']);
       if (list.code === 0)
         for (const r of (JSON.parse(list.stdout) as { rollouts: { name: string }[] }).rollouts)
-          await this.cli(['rollout', 'delete', r.name]);
+          await this.cli(['rollout', 'delete', r.name, '--yes']);
     }
     await this.app?.close();
     await this.keelson?.close().catch(() => undefined);

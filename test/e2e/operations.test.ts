@@ -80,7 +80,9 @@ test('node reset (Skyhook CLI `node`): the node state for the rollout is cleared
   });
   e2e.workloads.clear();
   try {
-    expect(await e2e.cliOk(['node', 'reset', a, '--rollout', ROLLOUT])).toBe(`node ${a}: rollout ${ROLLOUT} reset\n`);
+    expect(await e2e.cliOk(['node', 'reset', a, '--rollout', ROLLOUT, '--yes'])).toBe(
+      `node ${a}: rollout ${ROLLOUT} reset\n`,
+    );
     await nodeCompleteAgain(a);
   } finally {
     stopWatch();
@@ -90,7 +92,7 @@ test('node reset (Skyhook CLI `node`): the node state for the rollout is cleared
   expect(e2e.workloads.jobKeys(a)).toEqual(ALL_STAGES);
   expect(e2e.workloads.jobKeys(b)).toEqual([]);
 
-  const unknownRollout = await e2e.cli(['node', 'reset', a, '--rollout', 'no-such-rollout']);
+  const unknownRollout = await e2e.cli(['node', 'reset', a, '--rollout', 'no-such-rollout', '--yes']);
   expect(unknownRollout.code).toBe(4);
   expect(unknownRollout.stderr).toContain(`node ${a} has no rollout no-such-rollout`);
 }, 300_000);

@@ -68,7 +68,9 @@ describe('scopes per route', () => {
     ['GET', '/v1/nodes/:node'],
   ] as const;
   const operates = [
-    ...['pause', 'resume', 'disable', 'enable'].map((k) => ['POST', `/v1/rollouts/:name/${k}`] as const),
+    ...['pause', 'resume', 'disable', 'enable', 'reset-batches'].map(
+      (k) => ['POST', `/v1/rollouts/:name/${k}`] as const,
+    ),
     ['POST', '/v1/nodes/:node/rerun'],
     ['POST', '/v1/nodes/:node/reset'],
   ] as const;
