@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { RolloutSpec } from '../model';
 import { DEFAULT_ACTOR } from '../model/access';
-import { API_OWNER, type RolloutOwner } from '../model/custom-resource/ownership';
+import { API_OWNER, describeOwner, type RolloutOwner } from '../model/custom-resource/ownership';
 import type { rolloutWorkflow } from '../workflows/rollout/workflow';
 import {
   disableSignal,
@@ -79,6 +79,21 @@ async function running(ctx: KeelsonContext, name: string): Promise<WorkflowExecu
   return d;
 }
 
+/**
+ * Refuses a change of a rollout whose start recorded another owner (a resource's rollout changed through the API, or
+ * the other way round): the owner's next pass would undo it, or never see it. A run with no owner recorded (started
+ * before owners were) is anyone's: the controller judges those itself (controller/rollout-owner.ts).
+ */
+function ensureOwner(d: WorkflowExecutionDescription, name: string, owner: RolloutOwner, change: string): void {
+  const recorded = d.memo?.[OWNER_MEMO];
+  if (typeof recorded !== 'string' || recorded === owner) return;
+  throw new ConflictError(
+    `rollout ${name} is owned by ${describeOwner(recorded, name)}; it may not ${change} it: ` +
+      (recorded === API_OWNER ? 'use the API or the CLI' : 'change or delete the resource instead'),
+    d.workflowId,
+  );
+}
+
 /** Runs a call that needs a worker's answer, with a deadline. */
 export function answered<T>(
   ctx: KeelsonContext,
@@ -153,6 +168,7 @@ export async function updateSpec(
   name: string,
   input: RolloutSpec,
   actor = DEFAULT_ACTOR,
+  owner: RolloutOwner = API_OWNER,
 ): Promise<{ changed: boolean; generation: number; ref: RolloutRef }> {
   const spec = validSpec(input);
   if (spec.name !== name) {
@@ -160,7 +176,9 @@ export async function updateSpec(
       { path: 'metadata.name', message: `is ${JSON.stringify(spec.name)}, not ${JSON.stringify(name)}` },
     ]);
   }
-  const current = await currentSpec(ctx, name);
+  const d = await running(ctx, name);
+  ensureOwner(d, name, owner, owner === API_OWNER ? 'be updated through the API' : 'be updated by this resource');
+  const current = { spec: await specFromHistory(ctx, d.workflowId, d.runId), runId: d.runId };
   const ref = rolloutRef(ctx, name, current.runId);
   const handle = ctx.client.workflow.getHandle(ref.workflowId);
   if (sameSpec(current.spec, spec)) {
@@ -187,7 +205,7 @@ export async function applyRollout(
   } catch (err) {
     if (!(err instanceof ConflictError)) throw err;
   }
-  const { generation, ref } = await updateSpec(ctx, spec.name, spec, actor);
+  const { generation, ref } = await updateSpec(ctx, spec.name, spec, actor, owner);
   return { ...ref, action: 'updated', generation };
 }
 
@@ -229,8 +247,14 @@ const DELETE_WAIT_MS = 30_000;
  * as `kubectl delete` waits for the object to go: a rollout started under the name afterwards is a new one, not the
  * one being deleted.
  */
-export async function deleteRollout(ctx: KeelsonContext, name: string, actor = DEFAULT_ACTOR): Promise<RolloutRef> {
+export async function deleteRollout(
+  ctx: KeelsonContext,
+  name: string,
+  actor = DEFAULT_ACTOR,
+  owner: RolloutOwner = API_OWNER,
+): Promise<RolloutRef> {
   const d = await running(ctx, name);
+  ensureOwner(d, name, owner, owner === API_OWNER ? 'be deleted through the API' : 'be deleted by this resource');
   const handle = ctx.client.workflow.getHandle(d.workflowId, d.runId);
   // The service call itself: the SDK's cancel() sends no reason, and the reason names who deleted it in history.
   await mapErrors(`rollout ${name}`, () =>

@@ -1,5 +1,11 @@
 import { InvalidError } from '../client/errors';
-import { applyRollout, controlRollout, currentSpec, type RolloutStatusResult } from '../client/rollouts';
+import {
+  applyRollout,
+  controlRollout,
+  currentSpec,
+  type ControlKind,
+  type RolloutStatusResult,
+} from '../client/rollouts';
 import { startRefusal } from '../client/start-refusal';
 import { CONTROLLER_ACTOR, nameTakenMessage, resourceOwner } from '../model/custom-resource/ownership';
 import {
@@ -50,6 +56,7 @@ export async function desiredStatus(
   const { name, annotations = {} } = resource.metadata;
   const generation = resource.metadata.generation ?? 0;
   const owner = resourceOwner(kind);
+  const controls = manifestControls(kind, annotations, pauseField(resource));
   let rollout = await runningRollout(deps.keelson, name);
   if (rollout) {
     const holder = await ownerOf(deps.keelson, rollout);
@@ -76,6 +83,9 @@ export async function desiredStatus(
     // A spec is applied once per generation; the rollout's own workflow is the record that it was (none runs: again).
     else if (!rollout || !applied) {
       if (read) return desiredStatus(deps, kind, await read(), now);
+      // A pause or disable that comes with the edit reaches the rollout before the new spec does, so no stage of the
+      // new spec starts unpaused; and it holds even if the update then fails.
+      if (rollout) rollout = await steer(deps, rollout, controls, HALTING_CONTROLS);
       try {
         await applyRollout(deps.keelson, spec, CONTROLLER_ACTOR, owner);
       } catch (err) {
@@ -95,7 +105,7 @@ export async function desiredStatus(
     }
   }
 
-  if (rollout) rollout = await steer(deps, rollout, manifestControls(kind, annotations, pauseField(resource)));
+  if (rollout) rollout = await steer(deps, rollout, controls);
   if (!notAccepted) {
     const conditions = previous.conditions ?? [];
     return { next: rolloutResourceStatus(rollout!, spec!.spec.packages, generation, conditions, now), previous };
@@ -129,13 +139,17 @@ function knownPolicies(deps: ReconcileDeps): DeploymentPolicy[] {
 
 const pauseField = (resource: RolloutResource) => (resource.spec as { pause?: unknown } | undefined)?.pause;
 
-/** Signals the pause, resume, disable and enable that bring the running rollout to what the resource asks. */
+/** The controls that stop work: sent before a new spec, the others after it. */
+const HALTING_CONTROLS: readonly ControlKind[] = ['pause', 'disable'];
+
+/** Signals the pause, resume, disable and enable (or `only` those) that bring the rollout to what the resource asks. */
 async function steer(
   deps: ReconcileDeps,
   rollout: RolloutStatusResult,
   wanted: { paused: boolean; disabled: boolean },
+  only?: readonly ControlKind[],
 ): Promise<RolloutStatusResult> {
-  const controls = controlsFor(wanted, rollout);
+  const controls = controlsFor(wanted, rollout).filter((c) => !only || only.includes(c));
   for (const control of controls) {
     await controlRollout(deps.keelson, rollout.name, control, {
       actor: CONTROLLER_ACTOR,

@@ -31,9 +31,11 @@ export async function reconcileResource(deps: ReconcileDeps, collection: Rollout
     // Only the owner's delete deletes the rollout: a resource whose name another owner holds goes alone.
     const rollout = await runningRollout(deps.keelson, name);
     if (rollout && (await ownerOf(deps.keelson, rollout)) === resourceOwner(collection.kind)) {
-      await deleteRollout(deps.keelson, name, CONTROLLER_ACTOR).catch((err: unknown) => {
-        if (!(err instanceof NotFoundError)) throw err;
-      });
+      await deleteRollout(deps.keelson, name, CONTROLLER_ACTOR, resourceOwner(collection.kind)).catch(
+        (err: unknown) => {
+          if (!(err instanceof NotFoundError)) throw err;
+        },
+      );
       // The finalizer stays until the rollout's run has ended, its nodes told to forget it: a cleanup that outlasts
       // the delete's wait (a large fleet, workers down) is looked at again at the next pass, not dropped.
       if (await runningRollout(deps.keelson, name)) return;

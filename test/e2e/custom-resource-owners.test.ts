@@ -1,4 +1,4 @@
-import { NotFoundError } from '../../client';
+import { ConflictError, NotFoundError } from '../../client';
 import { ROLLOUT_WORKFLOW_TYPE } from '../../client/rollouts';
 import { CONTROLLER_ACTOR } from '../../model/custom-resource/ownership';
 import { parseRolloutDocuments } from '../../model/manifests/parse-documents';
@@ -68,6 +68,12 @@ test('Skyhook/foo and NodeWright/foo: the first owns the rollout, the other is t
     owner: 'Skyhook.skyhook.nvidia.com',
     packageList: 'hello:1.0.0',
   });
+  // Nor may the API change or delete it: the resource's next pass would not see the one and would undo the other.
+  const changed = specOf({ ...skyhook({ name, nodes: e2e.nodes, packages: { hello: { version: '3.0.0' } } }) });
+  const owned = `rollout ${name} is owned by Skyhook/${name} (skyhook.nvidia.com)`;
+  await expect(driver.keelson.updateSpec(name, changed)).rejects.toThrow(owned);
+  await expect(driver.keelson.deleteRollout(name)).rejects.toBeInstanceOf(ConflictError);
+  expect(await driver.keelson.rolloutStatus(name)).toMatchObject({ status: 'complete', packageList: 'hello:1.0.0' });
 
   await driver.kubectl(['delete', plural('NodeWright'), name, '--timeout=60s']);
   await expect(driver.resource('NodeWright', name)).rejects.toMatchObject({ code: 404 });
