@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { registerDev } from './commands/dev';
+import { registerLogs } from './commands/logs';
 import { registerNode } from './commands/node';
 import { registerRollout } from './commands/rollout';
 import { registerValidate } from './commands/validate';
@@ -20,6 +21,7 @@ registerDev(program);
 registerValidate(program);
 registerRollout(program);
 registerNode(program);
+registerLogs(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
