@@ -14,7 +14,7 @@ export async function targetNodes(cluster: ClusterAccess, body: IgnoreBody): Pro
   if (body.selector !== undefined) {
     const listed = await cluster.core
       .listNode({ labelSelector: body.selector })
-      .catch((err: unknown) => Promise.reject(kubeFailure(err, `list nodes -l ${body.selector}`, 'selector')));
+      .catch((err: unknown) => Promise.reject(kubeFailure(err, `list nodes -l ${body.selector}`, 'body.selector')));
     if (listed.items.length === 0) throw new NotFoundError(`no node matches selector ${JSON.stringify(body.selector)}`);
     for (const n of listed.items) names.add(n.metadata!.name!);
   }

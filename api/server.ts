@@ -21,7 +21,7 @@ import {
   ResetBodySchema,
 } from './schemas';
 import { followLog, readLog, stagePod, untilStarted } from './stage-logs';
-import { logContainer } from './stage-pod';
+import { containerEnded, logContainer } from './stage-pod';
 
 // The HTTP API (docs/api.md) over the client library. Every handler validates, makes one or two Temporal calls
 // and answers: nothing waits on a rollout's progress. Two kinds of route call Kubernetes instead: `node
@@ -265,12 +265,14 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
       .header('x-keelson-containers', container.containers.join(','));
     // No log yet: the answer says why in a header, the body is empty.
     if (container.waiting !== undefined) return reply.header('x-keelson-waiting', container.waiting).send('');
-    if (!follow) return reply.send(await readLog(cluster, pod, container.name, q.tail));
+    // A container that has ended has its whole log: nothing to follow.
+    if (!follow || containerEnded(pod, container.name))
+      return reply.send(await readLog(cluster, pod, container.name, q.tail));
     // A followed log may be quiet for longer than the connection timeout.
     req.socket.setTimeout(0);
     const out = new PassThrough();
     const stream = await followLog(cluster, pod, container.name, out, q.tail);
-    reply.raw.once('close', () => stream.abort());
+    reply.raw.once('close', stream.stop);
     return reply.send(out);
   });
 

@@ -4,7 +4,7 @@ import { stagePodSelector } from '../model';
 import { NotFoundError } from '../client';
 import { kubeFailure, type ClusterAccess } from './cluster';
 import type { LogsQuery } from './schemas';
-import { latestPod, logContainer, type LogContainer } from './stage-pod';
+import { containerEnded, latestPod, logContainer, type LogContainer } from './stage-pod';
 
 // `logs`: the log of a package stage's Job pod on a node, read or followed through the apiserver (pods/log).
 // A stage's Job goes once its outcome is recorded (completed) or after its retention time (failed); then the
@@ -42,26 +42,47 @@ export async function readLog(cluster: ClusterAccess, pod: V1Pod, container: str
     );
 }
 
-/** Streams the container's log into `out` until the container ends or the returned controller aborts. */
+const POLL_MS = 1000;
+/** How long a followed stream stays open after its container ended, for the last lines to arrive. */
+const FLUSH_MS = 1500;
+
+/**
+ * Streams the container's log into `out` until the container ends (seen on the pod, as well as by the kubelet
+ * closing the stream) or `stop` is called; ends `out` either way.
+ */
 export async function followLog(
   cluster: ClusterAccess,
   pod: V1Pod,
   container: string,
   out: Writable,
   tail?: number,
-): Promise<AbortController> {
+): Promise<{ stop: () => void }> {
   const name = pod.metadata!.name!;
-  return cluster.log
-    .log(pod.metadata!.namespace!, name, container, out, {
-      follow: true,
-      ...(tail !== undefined && { tailLines: tail }),
-    })
+  const namespace = pod.metadata!.namespace!;
+  const stream = await cluster.log
+    .log(namespace, name, container, out, { follow: true, ...(tail !== undefined && { tailLines: tail }) })
     .catch((err: unknown) =>
       Promise.reject(kubeFailure(err, `follow log of pod ${name} container ${container}`, 'query')),
     );
+  let ending: NodeJS.Timeout | undefined;
+  const watch = setInterval(() => {
+    void cluster.core.readNamespacedPod({ name, namespace }).then(
+      (current) => {
+        if (current.metadata?.uid !== pod.metadata?.uid || containerEnded(current, container)) endSoon();
+      },
+      () => endSoon(),
+    );
+  }, POLL_MS);
+  const stop = () => {
+    clearInterval(watch);
+    clearTimeout(ending);
+    stream.abort();
+    if (!out.writableEnded) out.end();
+  };
+  const endSoon = () => void (ending ??= setTimeout(stop, FLUSH_MS));
+  out.once('finish', stop);
+  return { stop };
 }
-
-const POLL_MS = 1000;
 
 /**
  * Waits (a follow) until the chosen container has started, the pod has ended or is gone, or `stop` says the

@@ -52,3 +52,11 @@ export function logContainer(pod: V1Pod, requested?: string): LogContainer {
     ? { name, containers }
     : { name, containers, waiting: status?.state?.waiting?.reason ?? 'not started' };
 }
+
+/** True once the container has terminated and will not run again (a crash loop restarting it has not ended). */
+export function containerEnded(pod: V1Pod, container: string): boolean {
+  const status = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].find(
+    (s) => s.name === container,
+  );
+  return status?.state?.terminated !== undefined;
+}

@@ -1,5 +1,5 @@
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import { latestPod, logContainer } from '../../api/stage-pod';
+import { containerEnded, latestPod, logContainer } from '../../api/stage-pod';
 
 // Which pod and container `keelson logs` reads.
 
@@ -82,4 +82,16 @@ test('an interrupt pod has one container; a container the pod lacks is refused, 
   expect(() => logContainer(stagePod([], []), 'nope')).toThrow(
     'container: "nope" is not a container of pod p; it has pkg-init, pkg-apply, pkg-applycheck',
   );
+});
+
+test('a container has ended once terminated; running, waiting or crash-looping it has not', () => {
+  const pod = stagePod(
+    [terminated('pkg-init', 0), running('pkg-apply')],
+    [waiting('pkg-applycheck', 'PodInitializing')],
+  );
+  expect(containerEnded(pod, 'pkg-init')).toBe(true);
+  expect(containerEnded(pod, 'pkg-apply')).toBe(false);
+  expect(containerEnded(pod, 'pkg-applycheck')).toBe(false);
+  const looping = { ...waiting('pkg-apply', 'CrashLoopBackOff'), lastState: { terminated: { exitCode: 1 } } };
+  expect(containerEnded(stagePod([terminated('pkg-init', 0), looping], []), 'pkg-apply')).toBe(false);
 });
