@@ -9,7 +9,7 @@ import { eventually, manifest, SCOPED, startTestKeelson, type TestKeelson } from
 
 let k: TestKeelson;
 const { core } = kubeClients();
-const IGNORED = 'node-010';
+const IGNORED = 'node-000';
 const WORKED = 'node-006';
 const LABELS = ['skyhook.nvidia.com/ignore', 'nodewright.nvidia.com/ignore'];
 const PRINTED = 'driver 5.1 refused: no such device';

@@ -272,38 +272,38 @@ test('logs of the failed stage: the log on stdout, its pod and container on stde
   expect(gone.stdout).toBe('');
   expect(gone.stderr).toContain('its Job is gone');
   expect(gone.stderr).toContain('`keelson node status node-005`');
-  const reader = await keelson(['node', 'ignore', 'node-010'], { KEELSON_API_TOKEN: SCOPED.reader.token });
+  const reader = await keelson(['node', 'ignore', 'node-000'], { KEELSON_API_TOKEN: SCOPED.reader.token });
   expect(reader.code).toBe(6);
   expect(reader.stderr).toContain('it needs scope operate');
 });
 
 test('node ignore and unignore: one line a node, idempotent, exit 4 naming a node that does not exist', async () => {
   try {
-    const first = await keelson(['node', 'ignore', 'node-010', 'no-such-node']);
+    const first = await keelson(['node', 'ignore', 'node-000', 'no-such-node']);
     expect(first).toEqual({
       code: 4,
-      stdout: 'node node-010: ignored\n',
+      stdout: 'node node-000: ignored\n',
       stderr: 'node no-such-node: not found: node no-such-node does not exist\n',
     });
-    expect(await keelson(['node', 'ignore', 'node-010'])).toEqual({
+    expect(await keelson(['node', 'ignore', 'node-000'])).toEqual({
       code: 0,
-      stdout: 'node node-010: already ignored\n',
+      stdout: 'node node-000: already ignored\n',
       stderr: '',
     });
-    const json = await keelson(['node', 'ignore', 'node-010', '--json']);
+    const json = await keelson(['node', 'ignore', 'node-000', '--json']);
     expect(JSON.parse(json.stdout)).toMatchObject({
       action: 'ignore',
-      results: [{ node: 'node-010', outcome: 'already ignored' }],
+      results: [{ node: 'node-000', outcome: 'already ignored' }],
     });
-    expect(await keelson(['node', 'unignore', '--selector', 'kubernetes.io/hostname=node-010'])).toEqual({
+    expect(await keelson(['node', 'unignore', '--selector', 'kubernetes.io/hostname=node-000'])).toEqual({
       code: 0,
-      stdout: 'node node-010: unignored\n',
+      stdout: 'node node-000: unignored\n',
       stderr: '',
     });
     const none = await keelson(['node', 'ignore']);
     expect(none.code).toBe(1);
     expect(none.stderr).toBe('body.nodes: name at least one node, or a selector\n');
   } finally {
-    await keelson(['node', 'unignore', 'node-010']);
+    await keelson(['node', 'unignore', 'node-000']);
   }
 });
