@@ -5,7 +5,7 @@ import type { ApiSettings } from './settings';
 
 // The API's Kubernetes access, for the two routes that are not workflow calls: `node ignore|unignore` (a label on
 // the Node) and `logs` (a stage Job pod's log). Its ServiceAccount may patch Nodes and read pods and their logs in
-// the Jobs namespace, nothing more (docs/install.md, "RBAC").
+// the Jobs namespace, nothing more (docs/install.md, "What the chart creates").
 
 export interface ClusterAccess {
   kc: KubeConfig;
