@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { registerDev } from './commands/dev';
+import { registerLogs } from './commands/logs';
 import { registerNode } from './commands/node';
 import { registerDeploymentPolicy } from './commands/reset-batches';
 import { registerRollout } from './commands/rollout';
@@ -23,6 +24,7 @@ registerValidate(program);
 registerRollout(program);
 registerNode(program);
 registerDeploymentPolicy(program);
+registerLogs(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { allSucceeded, IgnoreActionSchema, type IgnoreAnswer } from '../../model/node-ignore';
 import { ApiClient } from '../../client/http-client';
 import type { Status } from '../../model';
 import { needsNodeList, selectNodes } from '../../model/node-selection';
@@ -7,8 +8,9 @@ import { eachNode } from './each-node';
 import { EXIT, printJson, run, table } from './output';
 import { packagesText, type PackageView } from './progress';
 
-// `keelson node ...`: a node's state across rollouts, rerun a package, reset a rollout on the node (through the API).
-// Rerun and reset take several nodes, `*` patterns over the rollout's nodes, or its erroring nodes.
+// `keelson node ...`: a node's state across rollouts, rerun a package, reset a rollout on the node, keep nodes out
+// of every rollout or let them in again (through the API). Rerun and reset take several nodes, `*` patterns over the
+// rollout's nodes, or its erroring nodes.
 
 interface NodeBody {
   node: string;
@@ -120,4 +122,30 @@ export function registerNode(program: Command): void {
         });
       }),
     );
+
+  for (const action of IgnoreActionSchema.options) {
+    node
+      .command(`${action} [nodes...]`)
+      .description(
+        action === 'ignore'
+          ? 'Set the ignore label on the nodes: no rollout admits them (at its next listing)'
+          : 'Remove the ignore label from the nodes: rollouts admit them again',
+      )
+      .option('--selector <selector>', 'also every node this label selector matches (e.g. pool=gpu)')
+      .option('--json', 'print the API answer as JSON')
+      .action((nodes: string[], o: { selector?: string; json?: boolean }) =>
+        run(async () => {
+          const { body } = await api().request<IgnoreAnswer>('POST', `/v1/nodes/${action}`, {
+            json: { nodes, ...(o.selector !== undefined && { selector: o.selector }) },
+          });
+          if (o.json) printJson(body);
+          for (const r of o.json ? [] : body.results) {
+            if (r.error === undefined) process.stdout.write(`node ${r.node}: ${r.outcome}\n`);
+            else process.stderr.write(`node ${r.node}: ${r.outcome}: ${r.error}\n`);
+          }
+          if (allSucceeded(body.results)) return EXIT.ok;
+          return body.results.every((r) => r.outcome !== 'failed') ? EXIT.notFound : EXIT.failed;
+        }),
+      );
+  }
 }

@@ -322,3 +322,77 @@ test('start --wait on a package whose apply fails: exit 1 once the node is error
   expect(r.code).toBe(1);
   expect(r.stdout).toContain('node-005: erroring broken@1.0.0 apply erroring');
 });
+
+test('logs of the failed stage: the log on stdout, its pod and container on stderr; --tail; a gone Job exits 4', async () => {
+  const failing = `${name}-fail`;
+  const r = await keelson(['logs', '--rollout', failing, '--node', 'node-005', '--package', 'broken']);
+  expect(r.code).toBe(0);
+  expect(r.stderr).toMatch(
+    /^pod \S+, container broken-apply \(containers: broken-init, broken-apply, broken-applycheck\)\n$/,
+  );
+  expect(r.stdout).toContain('[keelson-sim] apply started on node-005');
+  expect(r.stdout).toContain('[keelson-sim] apply failed: exit code 1');
+  const tail = await keelson([
+    'logs',
+    '--rollout',
+    failing,
+    '--node',
+    'node-005',
+    '--package',
+    'broken',
+    '--tail',
+    '1',
+  ]);
+  expect(tail.stdout).toMatch(/^\[keelson-sim\] apply failed: exit code 1 .*\n$/);
+  const followed = await keelson(['logs', '--rollout', failing, '--node', 'node-005', '--package', 'broken', '-f']);
+  expect([followed.code, followed.stdout]).toEqual([0, r.stdout]);
+  const gone = await keelson([
+    'logs',
+    '--rollout',
+    failing,
+    '--node',
+    'node-005',
+    '--package',
+    'broken',
+    '--stage',
+    'config',
+  ]);
+  expect(gone.code).toBe(4);
+  expect(gone.stdout).toBe('');
+  expect(gone.stderr).toContain('its Job is gone');
+  expect(gone.stderr).toContain('`keelson node status node-005`');
+  const reader = await keelson(['node', 'ignore', 'node-000'], { KEELSON_API_TOKEN: SCOPED.reader.token });
+  expect(reader.code).toBe(6);
+  expect(reader.stderr).toContain('it needs scope operate');
+});
+
+test('node ignore and unignore: one line a node, idempotent, exit 4 naming a node that does not exist', async () => {
+  try {
+    const first = await keelson(['node', 'ignore', 'node-000', 'no-such-node']);
+    expect(first).toEqual({
+      code: 4,
+      stdout: 'node node-000: ignored\n',
+      stderr: 'node no-such-node: not found: node no-such-node does not exist\n',
+    });
+    expect(await keelson(['node', 'ignore', 'node-000'])).toEqual({
+      code: 0,
+      stdout: 'node node-000: already ignored\n',
+      stderr: '',
+    });
+    const json = await keelson(['node', 'ignore', 'node-000', '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      action: 'ignore',
+      results: [{ node: 'node-000', outcome: 'already ignored' }],
+    });
+    expect(await keelson(['node', 'unignore', '--selector', 'kubernetes.io/hostname=node-000'])).toEqual({
+      code: 0,
+      stdout: 'node node-000: unignored\n',
+      stderr: '',
+    });
+    const none = await keelson(['node', 'ignore']);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toBe('body.nodes: name at least one node, or a selector\n');
+  } finally {
+    await keelson(['node', 'unignore', 'node-000']);
+  }
+});

@@ -125,7 +125,7 @@ test('package rerun (Skyhook CLI `package`): only that package (or only that sta
   expect(badPackage.stderr).toContain(`rollout ${ROLLOUT} has no package nope`);
 }, 300_000);
 
-test('package logs (Skyhook CLI `package`): the failing stage log tail reaches the user in node status, and the failed Job keeps its pod log', async () => {
+test('package logs (Skyhook CLI `package`): the failing stage log tail reaches the user in node status, and the failed Job keeps its pod log, which `keelson logs` prints', async () => {
   const c = e2e.nodes[2]!;
   const name = BROKEN;
   const printed = PRINTED;
@@ -157,4 +157,7 @@ test('package logs (Skyhook CLI `package`): the failing stage log tail reaches t
     container: checkContainer,
   });
   expect(log).toContain(printed);
+  // `keelson logs` finds the same pod by the package and node alone, and picks the container that failed.
+  const cli = await e2e.cliOk(['logs', '--rollout', name, '--node', c, '--package', 'bad']);
+  expect(cli).toContain(printed);
 }, 300_000);

@@ -66,6 +66,7 @@ describe('scopes per route', () => {
     ['GET', '/v1/rollouts/:name'],
     ['HEAD', '/v1/rollouts/:name'],
     ['GET', '/v1/nodes/:node'],
+    ['GET', '/v1/nodes/:node/logs'],
   ] as const;
   const operates = [
     ...['pause', 'resume', 'disable', 'enable', 'reset-batches'].map(
@@ -73,6 +74,8 @@ describe('scopes per route', () => {
     ),
     ['POST', '/v1/nodes/:node/rerun'],
     ['POST', '/v1/nodes/:node/reset'],
+    ['POST', '/v1/nodes/ignore'],
+    ['POST', '/v1/nodes/unignore'],
   ] as const;
   const deploys = [
     ['POST', '/v1/rollouts'],
