@@ -79,16 +79,19 @@ async function running(ctx: KeelsonContext, name: string): Promise<WorkflowExecu
   return d;
 }
 
+type OwnedChange = 'started' | 'updated' | 'deleted';
+
 /**
  * Refuses a change of a rollout whose start recorded another owner (a resource's rollout changed through the API, or
  * the other way round): the owner's next pass would undo it, or never see it. A run with no owner recorded (started
  * before owners were) is anyone's: the controller judges those itself (controller/rollout-owner.ts).
  */
-function ensureOwner(d: WorkflowExecutionDescription, name: string, owner: RolloutOwner, change: string): void {
+function ensureOwner(d: WorkflowExecutionDescription, name: string, owner: RolloutOwner, change: OwnedChange): void {
   const recorded = d.memo?.[OWNER_MEMO];
   if (typeof recorded !== 'string' || recorded === owner) return;
+  const by = owner === API_OWNER ? 'through the API' : 'by this resource';
   throw new ConflictError(
-    `rollout ${name} is owned by ${describeOwner(recorded, name)}; it may not ${change} it: ` +
+    `rollout ${name} is owned by ${describeOwner(recorded, name)}; it may not be ${change} ${by}: ` +
       (recorded === API_OWNER ? 'use the API or the CLI' : 'change or delete the resource instead'),
     d.workflowId,
   );
@@ -104,9 +107,14 @@ export function answered<T>(
   return mapErrors(what, () => ctx.connection.withDeadline(Date.now() + timeoutMs, fn));
 }
 
-/** The spec the rollout of this name runs with now. */
-export async function currentSpec(ctx: KeelsonContext, name: string): Promise<{ spec: RolloutSpec; runId: string }> {
+/** The spec the rollout of this name runs with now; with `owned`, a ConflictError when another owns the rollout. */
+export async function currentSpec(
+  ctx: KeelsonContext,
+  name: string,
+  owned?: { owner: RolloutOwner; change: OwnedChange },
+): Promise<{ spec: RolloutSpec; runId: string }> {
   const d = await running(ctx, name);
+  if (owned) ensureOwner(d, name, owned.owner, owned.change);
   return { spec: await specFromHistory(ctx, d.workflowId, d.runId), runId: d.runId };
 }
 
@@ -151,7 +159,8 @@ export async function startRollout(
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw translate(err, `rollout ${spec.name}`);
   }
-  const current = await currentSpec(ctx, spec.name);
+  // The same spec under another owner is still that owner's rollout: this start would not own what it returns.
+  const current = await currentSpec(ctx, spec.name, { owner, change: 'started' });
   if (!sameSpec(current.spec, spec)) {
     throw new ConflictError(
       `rollout ${spec.name} is running with a different spec; update it instead (PUT /v1/rollouts/${spec.name}, ` +
@@ -176,9 +185,7 @@ export async function updateSpec(
       { path: 'metadata.name', message: `is ${JSON.stringify(spec.name)}, not ${JSON.stringify(name)}` },
     ]);
   }
-  const d = await running(ctx, name);
-  ensureOwner(d, name, owner, owner === API_OWNER ? 'be updated through the API' : 'be updated by this resource');
-  const current = { spec: await specFromHistory(ctx, d.workflowId, d.runId), runId: d.runId };
+  const current = await currentSpec(ctx, name, { owner, change: 'updated' });
   const ref = rolloutRef(ctx, name, current.runId);
   const handle = ctx.client.workflow.getHandle(ref.workflowId);
   if (sameSpec(current.spec, spec)) {
@@ -254,7 +261,7 @@ export async function deleteRollout(
   owner: RolloutOwner = API_OWNER,
 ): Promise<RolloutRef> {
   const d = await running(ctx, name);
-  ensureOwner(d, name, owner, owner === API_OWNER ? 'be deleted through the API' : 'be deleted by this resource');
+  ensureOwner(d, name, owner, 'deleted');
   const handle = ctx.client.workflow.getHandle(d.workflowId, d.runId);
   // The service call itself: the SDK's cancel() sends no reason, and the reason names who deleted it in history.
   await mapErrors(`rollout ${name}`, () =>

@@ -4,7 +4,7 @@ import { CONTROLLER_ACTOR } from '../../model/custom-resource/ownership';
 import { parseRolloutDocuments } from '../../model/manifests/parse-documents';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { API_GROUPS, ROLLOUT_KINDS, type RolloutKind } from '../../model/wire';
-import { STARTED_BY_MEMO, updateSpecUpdate } from '../../workflows/messages';
+import { pauseSignal, STARTED_BY_MEMO, updateSpecUpdate } from '../../workflows/messages';
 import { E2E, eventually, skyhook, sleep, type PackageDef } from './e2e-stack';
 import { ResourceDriver } from './resource-driver';
 
@@ -58,7 +58,8 @@ test('a rollout started through the API is not steered, paused or deleted by a r
 
 test('Skyhook/foo and NodeWright/foo: the first owns the rollout, the other is told so and its delete leaves it', async () => {
   const name = nameOf('shared');
-  await driver.apply(manifest('Skyhook', name, { version: '1.0.0' }));
+  const first = manifest('Skyhook', name, { version: '1.0.0' });
+  await driver.apply(first);
   await driver.statusBecomes('Skyhook', name, 'complete', { status: 'complete', observedGeneration: 1 });
 
   await driver.apply(manifest('NodeWright', name, { version: '1.1.0' }));
@@ -68,9 +69,11 @@ test('Skyhook/foo and NodeWright/foo: the first owns the rollout, the other is t
     owner: 'Skyhook.skyhook.nvidia.com',
     packageList: 'hello:1.0.0',
   });
-  // Nor may the API change or delete it: the resource's next pass would not see the one and would undo the other.
+  // Nor may the API start, change or delete it: the resource's next pass would not see the one and would undo the
+  // other; a start with the resource's own spec would answer with a rollout the caller does not own.
   const changed = specOf({ ...skyhook({ name, nodes: e2e.nodes, packages: { hello: { version: '3.0.0' } } }) });
   const owned = `rollout ${name} is owned by Skyhook/${name} (skyhook.nvidia.com)`;
+  await expect(driver.keelson.startRollout(specOf(first))).rejects.toThrow(`${owned}; it may not be started through`);
   await expect(driver.keelson.updateSpec(name, changed)).rejects.toThrow(owned);
   await expect(driver.keelson.deleteRollout(name)).rejects.toBeInstanceOf(ConflictError);
   expect(await driver.keelson.rolloutStatus(name)).toMatchObject({ status: 'complete', packageList: 'hello:1.0.0' });
@@ -188,5 +191,27 @@ test('an update outside the image policy: Valid=False names the image; the rollo
   );
   expect(updates).toHaveLength(1);
   expect(driver.logged(name)).toEqual([]);
+  await driver.kubectl(['delete', plural('Skyhook'), name, '--timeout=120s']);
+}, 240_000);
+
+test('a pause that comes with a new spec in one edit reaches the rollout before the spec', async () => {
+  const name = nameOf('pausedit');
+  const pause = `${API_GROUPS.Skyhook}/pause`;
+  await driver.apply(manifest('Skyhook', name, { version: '1.0.0' }));
+  await driver.statusBecomes('Skyhook', name, 'complete', { status: 'complete', observedGeneration: 1 });
+
+  await driver.apply(manifest('Skyhook', name, { version: '2.0.0' }, { [pause]: 'true' }));
+  await driver.statusBecomes('Skyhook', name, 'paused', { status: 'paused', observedGeneration: 2 });
+  const events = (await handleOf(name).fetchHistory()).events ?? [];
+  const paused = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === pauseSignal.name);
+  const updated = events.findIndex(
+    (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === updateSpecUpdate.name,
+  );
+  expect(paused).toBeGreaterThan(0);
+  expect(updated).toBeGreaterThan(paused);
+
+  await driver.kubectl(['annotate', plural('Skyhook'), name, `${pause}-`]);
+  await driver.statusBecomes('Skyhook', name, 'complete', { status: 'complete', observedGeneration: 2 });
+  expect(await driver.keelson.rolloutStatus(name)).toMatchObject({ packageList: 'hello:2.0.0' });
   await driver.kubectl(['delete', plural('Skyhook'), name, '--timeout=120s']);
 }, 240_000);
