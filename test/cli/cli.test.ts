@@ -325,38 +325,19 @@ test('start --wait on a package whose apply fails: exit 1 once the node is error
 
 test('logs of the failed stage: the log on stdout, its pod and container on stderr; --tail; a gone Job exits 4', async () => {
   const failing = `${name}-fail`;
-  const r = await keelson(['logs', '--rollout', failing, '--node', 'node-005', '--package', 'broken']);
+  const stageLog = ['logs', '--rollout', failing, '--node', 'node-005', '--package', 'broken'];
+  const r = await keelson(stageLog);
   expect(r.code).toBe(0);
   expect(r.stderr).toMatch(
     /^pod \S+, container broken-apply \(containers: broken-init, broken-apply, broken-applycheck\)\n$/,
   );
   expect(r.stdout).toContain('[keelson-sim] apply started on node-005');
   expect(r.stdout).toContain('[keelson-sim] apply failed: exit code 1');
-  const tail = await keelson([
-    'logs',
-    '--rollout',
-    failing,
-    '--node',
-    'node-005',
-    '--package',
-    'broken',
-    '--tail',
-    '1',
-  ]);
+  const tail = await keelson([...stageLog, '--tail', '1']);
   expect(tail.stdout).toMatch(/^\[keelson-sim\] apply failed: exit code 1 .*\n$/);
-  const followed = await keelson(['logs', '--rollout', failing, '--node', 'node-005', '--package', 'broken', '-f']);
+  const followed = await keelson([...stageLog, '-f']);
   expect([followed.code, followed.stdout]).toEqual([0, r.stdout]);
-  const gone = await keelson([
-    'logs',
-    '--rollout',
-    failing,
-    '--node',
-    'node-005',
-    '--package',
-    'broken',
-    '--stage',
-    'config',
-  ]);
+  const gone = await keelson([...stageLog, '--stage', 'config']);
   expect(gone.code).toBe(4);
   expect(gone.stdout).toBe('');
   expect(gone.stderr).toContain('its Job is gone');
