@@ -1,3 +1,4 @@
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { NotFoundError } from '../../client';
 import { CLEANUP_FINALIZER, OPERATOR_FINALIZERS } from '../../controller/resources';
 import { E2E, eventually, PREFIX, skyhook } from './e2e-stack';
@@ -10,6 +11,7 @@ import { condition, ResourceDriver } from './resource-driver';
 const e2e = new E2E('crmode');
 const driver = new ResourceDriver(e2e);
 const name = `cr-${e2e.cluster}`;
+const migrated = `mig-${e2e.cluster}`;
 const kubectl = (args: string[]) => driver.kubectl(args);
 const apply = (manifest: Record<string, unknown>) => driver.apply(manifest);
 const resource = () => driver.resource('Skyhook', name);
@@ -24,7 +26,14 @@ function manifest(version: string, extra: Record<string, unknown> = {}): Record<
 }
 
 beforeAll(() => driver.start(2), 180_000);
-afterAll(() => driver.stop([{ kind: 'Skyhook', name }]), 180_000);
+afterAll(
+  () =>
+    driver.stop([
+      { kind: 'Skyhook', name },
+      { kind: 'Skyhook', name: migrated },
+    ]),
+  180_000,
+);
 
 test('kubectl apply, annotate and delete drive a rollout; .status follows each step', async () => {
   // Created paused: the rollout starts, nothing runs, and .status says so in Skyhook's form.
@@ -97,3 +106,83 @@ test('kubectl apply, annotate and delete drive a rollout; .status follows each s
     for (const node of e2e.nodes) expect(await e2e.nodeState(node, name)).toBeUndefined();
   });
 }, 480_000);
+
+test('migration in custom-resource mode: a Skyhook the stopped operator left mid-rollout is taken over; nothing done runs again', async () => {
+  const [a, b] = e2e.nodes as [string, string];
+  const entryOf = (pkg: string, version: string, stage: string, state: string) => ({
+    name: pkg,
+    version,
+    image: `registry.example/keelson/${pkg}`,
+    stage,
+    state,
+  });
+  // As the operator left the cluster when it was stopped: its resource with its finalizer and status, and node A with
+  // kmod done and the driver's apply done (its config not started). The controller starts after, as on install.
+  await driver.controller!.stop();
+  const workloads = await e2e.recordWorkloads();
+  try {
+    const stateOfA = {
+      'kmod|1.0.0': entryOf('kmod', '1.0.0', 'config', 'complete'),
+      'driver|2.0.0': entryOf('driver', '2.0.0', 'apply', 'complete'),
+    };
+    await e2e.core.patchNode(
+      {
+        name: a,
+        body: {
+          metadata: {
+            labels: { [`${PREFIX}status_${migrated}`]: 'in_progress' },
+            annotations: {
+              [`${PREFIX}nodeState_${migrated}`]: JSON.stringify(stateOfA),
+              [`${PREFIX}status_${migrated}`]: 'in_progress',
+              [`${PREFIX}version_${migrated}`]: 'v0.13.0',
+            },
+          },
+        },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const packages = { kmod: { version: '1.0.0', simSeconds: 1 }, driver: { version: '2.0.0', simSeconds: 1 } };
+    const doc = skyhook({ name: migrated, nodes: e2e.nodes, packages });
+    const labels = { 'keelson.dev/e2e': e2e.cluster };
+    await apply({ ...doc, metadata: { name: migrated, labels, finalizers: [OPERATOR_FINALIZERS[0]] } });
+    const operatorStatus = { status: 'in_progress', observedGeneration: 1, completeNodes: '0/2', nodesInProgress: 1 };
+    await kubectl([
+      'patch',
+      'skyhooks',
+      migrated,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: operatorStatus }),
+    ]);
+
+    await driver.runController();
+    const complete = await driver.statusBecomes('Skyhook', migrated, 'complete', {
+      status: 'complete',
+      completeNodes: '2/2',
+      observedGeneration: 1,
+    });
+    expect(condition(complete, 'Valid')).toMatchObject({ status: 'True', reason: 'Accepted' });
+    expect(workloads.jobKeys(a)).toEqual(['driver@2.0.0:config']);
+    expect(workloads.jobKeys(b)).toEqual([
+      'driver@2.0.0:apply',
+      'driver@2.0.0:config',
+      'kmod@1.0.0:apply',
+      'kmod@1.0.0:config',
+    ]);
+    expect(complete.nodeState![a]!['kmod|1.0.0']).toMatchObject({ stage: 'config', state: 'complete' });
+    // On the Node: kmod's entry as the operator wrote it; the driver's config run by Keelson (its attempts counter).
+    const onA = await e2e.nodeState(a, migrated);
+    expect(onA!['kmod|1.0.0']).toEqual(stateOfA['kmod|1.0.0']);
+    expect(onA!['driver|2.0.0']).toEqual({ ...entryOf('driver', '2.0.0', 'config', 'complete'), attempts: 1 });
+
+    // The operator's finalizer does not hold the delete: the controller does its cleanup and removes both.
+    await kubectl(['delete', 'skyhooks', migrated, '--timeout=120s']);
+    await expect(driver.resource('Skyhook', migrated)).rejects.toMatchObject({ code: 404 });
+    await eventually('node state cleared', async () => {
+      for (const node of e2e.nodes) expect(await e2e.nodeState(node, migrated)).toBeUndefined();
+    });
+  } finally {
+    workloads.stop();
+  }
+}, 300_000);
