@@ -169,7 +169,8 @@ describe('helm chart', () => {
       })
       .then(
         () => 'admitted',
-        (e: { code?: number; body?: string }) => `${e.code} ${String(e.body)}`,
+        (e: { code?: number; body?: string }) =>
+          `${e.code} ${(JSON.parse(String(e.body)) as { message: string }).message}`,
       );
     expect(refused).toMatch(/^403 .*violates PodSecurity "restricted:latest"/);
   });
