@@ -197,7 +197,7 @@ export async function waitForJob(
       const verdict = jobVerdict(job, view.pods(), Date.now(), ctx.settings.imagePullGraceSeconds);
       if (verdict.done || !podlessTooLong(ctx, job, view.pods())) return verdict;
       const refused = podCreationRefused(
-        [],
+        view.pods(),
         await creationEvents(ctx, job),
         Date.now(),
         ctx.settings.podCreateGraceSeconds,
