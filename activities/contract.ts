@@ -1,6 +1,16 @@
 // The activities the workflows call, as types only: workflows import this file with `import type`, the
 // Kubernetes implementation (activities/index.ts, createActivities) satisfies it, and workflow tests supply fakes.
-import type { Interrupt, LabelSelector, NodeState, Package, RolloutKind, Stage, Status, Toleration } from '../model';
+import type {
+  DrainRules,
+  Interrupt,
+  LabelSelector,
+  NodeState,
+  Package,
+  RolloutKind,
+  Stage,
+  Status,
+  Toleration,
+} from '../model';
 import type { Taint } from '../model/taints';
 import type { ImagePolicy } from '../model/image-policy';
 
@@ -145,7 +155,13 @@ export interface KeelsonActivities {
   /** Waits while a pod matching the selector is Running or Pending on the node; false on timeout. */
   waitForProtectedPods(input: { node: string; selector: LabelSelector; timeoutSeconds: number }): Promise<boolean>;
   /** Evicts the node's workload pods (PDBs respected) until done or timed out, then applies the policy. */
-  drain(input: { node: string; timeoutSeconds: number; onTimeout: 'wait' | 'fail' | 'force' }): Promise<void>;
+  /** `rules`: the rollout's drain options; absent in calls scheduled before them. */
+  drain(input: {
+    node: string;
+    timeoutSeconds: number;
+    onTimeout: 'wait' | 'fail' | 'force';
+    rules?: DrainRules;
+  }): Promise<void>;
   /** Waits for a boot ID different from the one given, then for Ready. */
   waitForReboot(input: { node: string; previousBootId: string; timeoutSeconds: number }): Promise<void>;
   removeTaint(input: { node: string; key: string; effect: string }): Promise<void>;

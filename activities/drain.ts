@@ -6,19 +6,21 @@ import { classifyKubeError, kube, kubeCode } from './kube-errors';
 import type { ActivitySettings } from './settings';
 import { isPackageWorkload } from './workloads';
 import { FAILURE_TYPES } from '../model/failure-types';
+import { classifyDrainPod, drainBlockedMessage, type DrainRules, type DrainVerdict } from '../model/drain';
 
-// Drain through the Eviction API (§3.5): PodDisruptionBudgets are respected (a 429 is retried with backoff until
-// the drain timeout), DaemonSet pods, mirror pods and package pods are skipped, and the drain waits until the
-// evicted pods are gone (Skyhook returned before: §8). When time runs out the policy decides: keep
-// waiting, fail, or force (delete the remaining pods, bypassing their budgets).
+// Drain through the Eviction API (§3.5) by kubectl drain's default rules (model/drain.ts): PodDisruptionBudgets are
+// respected (a 429 is retried with backoff until the drain timeout), DaemonSet pods, mirror pods and package pods
+// are skipped, bare pods and pods with emptyDir data block the drain unless the rollout's drain options allow them,
+// and the drain waits until the evicted pods are gone (Skyhook returned before: §8). When time runs out the policy
+// decides: keep waiting, fail, or force (delete the remaining pods, bypassing their budgets).
 
 export type DrainPolicy = 'wait' | 'fail' | 'force';
 
-export function isDrainExempt(pod: V1Pod, prefixes: readonly string[]): boolean {
-  if ((pod.metadata?.ownerReferences ?? []).some((o) => o.kind === 'DaemonSet')) return true;
-  if (pod.metadata?.annotations?.['kubernetes.io/config.mirror'] !== undefined) return true;
-  return isPackageWorkload(pod, prefixes);
-}
+/**
+ * A drain scheduled before rollouts had drain options (its workflow passes none) keeps the rules it started under:
+ * every pod but the skipped ones is evicted. New drains always pass the rollout's rules.
+ */
+const RULES_BEFORE_OPTIONS: DrainRules = { force: true, deleteEmptyDirData: true };
 
 const podName = (p: V1Pod) => `${p.metadata?.namespace}/${p.metadata?.name}`;
 
@@ -31,12 +33,24 @@ export function drainTimeout(node: string, blocking: string[], seconds: number):
   });
 }
 
+export function drainBlocked(node: string, blocked: { pod: string; why: string; allowedBy: string }[]) {
+  return ApplicationFailure.create({
+    type: FAILURE_TYPES.drainBlocked,
+    nonRetryable: true,
+    message: drainBlockedMessage(node, blocked),
+    details: [{ node, blocked }],
+  });
+}
+
+const terminal = (p: V1Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+
 export async function drain(
   clients: Clients,
   settings: ActivitySettings,
-  input: { node: string; timeoutSeconds: number; onTimeout: DrainPolicy },
+  input: { node: string; timeoutSeconds: number; onTimeout: DrainPolicy; rules?: DrainRules },
 ): Promise<void> {
   const { node } = input;
+  const rules = input.rules ?? RULES_BEFORE_OPTIONS;
   const deadline = Date.now() + input.timeoutSeconds * 1000;
   const retryAt = new Map<string, { at: number; delayMs: number }>();
   const forced = new Set<string>();
@@ -44,11 +58,21 @@ export async function drain(
     const pods = await kube('list', `pods on node ${node}`, () =>
       clients.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` }),
     );
-    // Still to go: running pods, and pods on their way out (evicted or finished, but not deleted yet).
-    const terminal = (p: V1Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
-    const remaining = pods.items.filter(
-      (p) => !isDrainExempt(p, settings.legacyPrefixes) && (!terminal(p) || p.metadata?.deletionTimestamp),
+    const judged = pods.items
+      .filter((p) => !isPackageWorkload(p, settings.legacyPrefixes))
+      .map((pod): [V1Pod, DrainVerdict] => [pod, classifyDrainPod(pod, rules)]);
+    // As kubectl drain: a pod the options do not let go fails the drain before anything (more) is evicted. One
+    // already being deleted goes anyway.
+    const refused = judged.flatMap(([pod, v]) =>
+      v.action === 'block' && !pod.metadata?.deletionTimestamp
+        ? [{ pod: podName(pod), why: v.why, allowedBy: v.allowedBy }]
+        : [],
     );
+    if (refused.length > 0) throw drainBlocked(node, refused);
+    // Still to go: pods to evict, and pods on their way out (evicted or finished, but not deleted yet).
+    const remaining = judged
+      .filter(([pod, v]) => v.action !== 'skip' || (v.why === 'finished' && pod.metadata?.deletionTimestamp))
+      .map(([pod]) => pod);
     if (remaining.length === 0) return;
     const now = Date.now();
     const late = now > deadline;
@@ -81,6 +105,9 @@ export async function drain(
             apiVersion: 'policy/v1',
             kind: 'Eviction',
             metadata: { name: pod.metadata!.name!, namespace: pod.metadata!.namespace! },
+            ...(rules.gracePeriodSeconds !== undefined && {
+              deleteOptions: { gracePeriodSeconds: rules.gracePeriodSeconds },
+            }),
           },
         });
         retryAt.delete(uid);

@@ -1,4 +1,4 @@
-import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
 
 // Pure verdicts over what the watch caches hold: has a stage Job (or a legacy raw package Pod) ended, how, and
 // which pod and container hold the failure's log. No I/O, so the wait loop re-evaluates them on every change.
@@ -40,6 +40,44 @@ export function imagePullFailure(pods: readonly V1Pod[], nowMs: number, graceSec
     };
   }
   return undefined;
+}
+
+/** The Job controller's event reason when it cannot create a pod, and the stage failure reason Keelson gives it. */
+export const FAILED_CREATE = 'FailedCreate';
+
+function eventFirstMs(e: CoreV1Event): number | undefined {
+  const t = e.firstTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp;
+  return t === undefined ? undefined : new Date(t).getTime();
+}
+
+/**
+ * The Job controller has been refused the Job's pod (Pod Security admission, a ResourceQuota, a webhook) for longer
+ * than the grace period, and the Job has no pod: it would retry forever, so the stage fails with the refusal's words.
+ * A refusal that lifts within the grace (quota freed) lets the stage go on.
+ */
+export function podCreationRefused(
+  pods: readonly V1Pod[],
+  events: readonly CoreV1Event[],
+  nowMs: number,
+  graceSeconds: number,
+): Verdict | undefined {
+  if (pods.length > 0) return undefined;
+  const refusals = events.filter((e) => e.reason === FAILED_CREATE);
+  const firsts = refusals.map(eventFirstMs).filter((t): t is number => t !== undefined);
+  if (firsts.length === 0) return undefined;
+  const refusedFor = (nowMs - Math.min(...firsts)) / 1000;
+  const latest = [...refusals].sort(
+    (a, b) => new Date(b.lastTimestamp ?? 0).getTime() - new Date(a.lastTimestamp ?? 0).getTime(),
+  )[0]!;
+  if (refusedFor < graceSeconds) {
+    return { done: false, status: `pod refused for ${Math.round(refusedFor)}s: ${latest.message ?? FAILED_CREATE}` };
+  }
+  return {
+    done: true,
+    outcome: 'failed',
+    reason: FAILED_CREATE,
+    message: `the Job controller has been refused the stage pod for ${Math.round(refusedFor)}s (grace ${graceSeconds}s): ${latest.message ?? FAILED_CREATE}`,
+  };
 }
 
 function podSummary(pods: readonly V1Pod[]): string {

@@ -1,9 +1,17 @@
-import type { V1Job, V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Job, V1Pod } from '@kubernetes/client-node';
 import type { StageResult } from './contract';
 import { cancelled, heartbeat } from './activity-context';
 import type { Clients } from './clients';
-import { jobVerdict, lastFailure, rawPodRestarts, rawPodVerdict, type Verdict } from './job-outcome';
-import { KubeError, kubeOptional } from './kube-errors';
+import {
+  FAILED_CREATE,
+  jobVerdict,
+  lastFailure,
+  podCreationRefused,
+  rawPodRestarts,
+  rawPodVerdict,
+  type Verdict,
+} from './job-outcome';
+import { classifyKubeError, KubeError, kubeCode, kubeOptional } from './kube-errors';
 import { readLogTail, unavailable } from './log-tail';
 import type { ActivitySettings } from './settings';
 import { ChangeSignal, WatchCache } from './watch-cache';
@@ -142,6 +150,34 @@ async function ownView(ctx: WaitContext, namespace: string, name: string, uid: s
   };
 }
 
+/**
+ * A running Job that has had no pod for a poll period: only then are its events read, since the controller makes a
+ * Job's pod within a second or so when it can.
+ */
+function podlessTooLong(ctx: WaitContext, job: V1Job, pods: readonly V1Pod[]): boolean {
+  const created = job.metadata?.creationTimestamp;
+  if (pods.length > 0 || job.spec?.suspend || created === undefined) return false;
+  return Date.now() - new Date(created).getTime() >= ctx.settings.pollSeconds * 1000;
+}
+
+/**
+ * The Job controller's FailedCreate events of a Job. The worker reads events in the Jobs namespace; an adopted Job
+ * elsewhere may be in a namespace it may not read them in, and then it goes without.
+ */
+async function creationEvents(ctx: WaitContext, job: V1Job): Promise<CoreV1Event[]> {
+  const { namespace, name, uid } = job.metadata!;
+  try {
+    const list = await ctx.clients.core.listNamespacedEvent({
+      namespace: namespace!,
+      fieldSelector: `involvedObject.uid=${uid},reason=${FAILED_CREATE}`,
+    });
+    return list.items;
+  } catch (err) {
+    if (kubeCode(err) === 403 && namespace !== ctx.settings.namespace) return [];
+    throw classifyKubeError(err, 'list', `events of job ${namespace}/${name}`);
+  }
+}
+
 /** Waits for a Job to end (Complete, Failed, or an image that cannot be pulled past the grace period). */
 export async function waitForJob(
   ctx: WaitContext,
@@ -158,7 +194,16 @@ export async function waitForJob(
   try {
     const verdict = await untilVerdict(ctx, view.signal, name, async () => {
       job = await view.job();
-      return jobVerdict(job, view.pods(), Date.now(), ctx.settings.imagePullGraceSeconds);
+      const verdict = jobVerdict(job, view.pods(), Date.now(), ctx.settings.imagePullGraceSeconds);
+      if (verdict.done || !podlessTooLong(ctx, job, view.pods())) return verdict;
+      const refused = podCreationRefused(
+        view.pods(),
+        await creationEvents(ctx, job),
+        Date.now(),
+        ctx.settings.podCreateGraceSeconds,
+      );
+      if (!refused || refused.done) return refused ?? verdict;
+      return { done: false, status: `${verdict.status} ${refused.status}` };
     });
     const podList = view.pods();
     const restarts = podList.reduce((sum, p) => sum + rawPodRestarts(p), 0);
@@ -211,6 +256,7 @@ async function failureTail(
 ): Promise<string> {
   const budget = ctx.settings.logTailBytes;
   const failure = lastFailure(pods);
+  if (verdict.reason === FAILED_CREATE) return unavailable(`no pod was created: ${verdict.message}`, budget);
   if (!failure)
     return unavailable(
       `no failed container to read (${verdict.reason}${verdict.message ? `: ${verdict.message}` : ''})`,

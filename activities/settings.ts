@@ -22,6 +22,8 @@ export interface ActivitySettings {
   adoption: boolean;
   /** How long a pod may fail to pull its image before the stage is reported failed. */
   imagePullGraceSeconds: number;
+  /** How long the Job controller may be refused a stage pod (Pod Security, quota) before the stage is reported failed. */
+  podCreateGraceSeconds: number;
   /** Byte budget of a stored log tail (G7). */
   logTailBytes: number;
   backoffLimit: number;

@@ -19,4 +19,6 @@ export const FAILURE_TYPES = {
   /** Pods matching podNonInterruptLabels outlasted their wait before an interrupt. */
   protectedPodsTimeout: 'ProtectedPodsTimeout',
   drainTimeout: 'DrainTimeout',
+  /** Pods the rollout's drain options do not let go (bare pods, emptyDir data), as kubectl drain refuses them. */
+  drainBlocked: 'DrainBlocked',
 } as const;

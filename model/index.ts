@@ -23,6 +23,7 @@ export * from './compartments';
 export * from './batches';
 export * from './status';
 export * from './job';
+export * from './drain';
 export * from './log-tail';
 export * from './interrupt-hold';
 export * from './node-decide';

@@ -101,6 +101,7 @@ export interface JobManifest {
         restartPolicy: 'Never' | 'OnFailure';
         hostPID: true;
         hostNetwork: true;
+        automountServiceAccountToken: false;
         terminationGracePeriodSeconds?: number;
         imagePullSecrets?: { name: string }[];
         tolerations: Toleration[];
@@ -238,6 +239,8 @@ function job(
           restartPolicy: interrupt ? 'OnFailure' : 'Never',
           hostPID: true,
           hostNetwork: true,
+          // The agent never calls the Kubernetes API: a privileged pod on the host gets no credentials to leak.
+          automountServiceAccountToken: false,
           ...(pod.terminationGracePeriodSeconds !== undefined && {
             terminationGracePeriodSeconds: pod.terminationGracePeriodSeconds,
           }),

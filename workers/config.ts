@@ -95,6 +95,9 @@ export const WorkerConfigSchema = z
     KEELSON_IMAGE_PULL_GRACE_SECONDS: seconds(1, 3_600, 300).describe(
       'how long an image may fail to pull before the stage fails',
     ),
+    KEELSON_POD_CREATE_GRACE_SECONDS: seconds(1, 3_600, 60).describe(
+      'how long the Job controller may be refused a stage pod (Pod Security, quota) before the stage fails',
+    ),
     KEELSON_REBOOT_TIMEOUT_SECONDS: seconds(30, 86_400, 1_800).describe('longest wait for a new boot ID and Ready'),
     KEELSON_JOB_RETENTION_SECONDS: retention.describe(
       'ttlSecondsAfterFinished of failed stage Jobs (they keep their logs this long); 0: delete once recorded',
@@ -189,6 +192,7 @@ export function activitySettings(config: WorkerConfig): ActivitySettings {
     legacyPrefixes: config.KEELSON_LEGACY_PREFIXES,
     adoption: config.KEELSON_ADOPTION,
     imagePullGraceSeconds: config.KEELSON_IMAGE_PULL_GRACE_SECONDS,
+    podCreateGraceSeconds: config.KEELSON_POD_CREATE_GRACE_SECONDS,
     logTailBytes: config.KEELSON_LOG_TAIL_BYTES,
     backoffLimit: config.KEELSON_BACKOFF_LIMIT,
     jobRetentionSeconds: config.KEELSON_JOB_RETENTION_SECONDS,

@@ -1,4 +1,4 @@
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -39,20 +39,29 @@ function lastLines(name: string): string {
   return fs.readFileSync(logFile(name), 'utf8').trim().split('\n').slice(-5).join('\n');
 }
 
-async function ensureNamespace(name: string): Promise<void> {
+/** The Pod Security label stage pods need, as the chart sets it on the Jobs namespace. */
+const PRIVILEGED = { 'pod-security.kubernetes.io/enforce': 'privileged' };
+
+/** The Jobs namespace, allowing privileged pods as the chart's does (a stack from before the label gets it too). */
+async function ensureJobsNamespace(name: string): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfigPath);
   const core = kc.makeApiClient(CoreV1Api);
   try {
     await core.readNamespace({ name });
-  } catch {
-    await core.createNamespace({ body: { metadata: { name } } });
+    await core.patchNamespace(
+      { name, body: { metadata: { labels: PRIVILEGED } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  } catch (err) {
+    if ((err as { code?: number }).code !== 404) throw err;
+    await core.createNamespace({ body: { metadata: { name, labels: PRIVILEGED } } });
   }
 }
 
 /** Starts the Keelson worker unless it runs; fails with the worker's own last words if it exits during start-up. */
 export async function startServices(log: (line: string) => void): Promise<void> {
-  await ensureNamespace(keelsonNamespace);
+  await ensureJobsNamespace(keelsonNamespace);
   if (runningPid('worker') !== undefined) {
     log('worker: already running');
     return startApi(log);

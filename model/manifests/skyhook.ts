@@ -4,10 +4,11 @@ import { LabelSelectorSchema } from '../label-selector';
 import { ROLLOUT_KIND_NAMES, ROLLOUT_KINDS } from '../wire';
 import { TolerationSchema } from './kube';
 import { PACKAGE_NAME_PATTERN, PackageSchema, StageTimeoutSchema } from './package';
+import { DrainOptionsSchema } from '../drain';
 import { describeValue, whenParsed } from './validation-error';
 
 // The spec of a Skyhook or NodeWright custom resource (§2.1), with the validating webhook's cross-field rules and
-// Keelson's additions: dependsOn cycles are rejected, and a rollout-level default stageTimeout.
+// Keelson's additions: dependsOn cycles are rejected, a rollout-level default stageTimeout, and drain options.
 
 export const DEFAULT_PRIORITY = 200;
 
@@ -95,6 +96,8 @@ export const SkyhookSpecSchema = z
     /** Starts the rollout paused, as the pause annotation does (Skyhook's operator ignores it; Keelson honours it). */
     pause: z.boolean().default(false),
     stageTimeout: StageTimeoutSchema.optional(),
+    /** How the node is drained before an interrupt (kubectl drain's options); unset: kubectl's defaults. */
+    drain: DrainOptionsSchema.optional(),
     // No default: a spec stored before this field existed must compare equal to the same manifest parsed today.
     sequencing: z.enum(SEQUENCING_MODES).optional(),
   })

@@ -5,7 +5,7 @@ import { readLog, stagePod } from '../../api/stage-logs';
 import { JOB_LABELS, safeLabelValue } from '../../model';
 import { eventually } from '../harness/wait';
 import { kubeClients, testNamespace } from '../harness/kube';
-import { applyDocs, helmTemplate, removeChart, serviceAccountKubeconfig, type Doc } from './chart-env';
+import { applyDocs, helmTemplate, jobsNamespaceOf, removeChart, serviceAccountKubeconfig, type Doc } from './chart-env';
 
 // The API's RBAC in the chart: rendered, applied to the local RBAC apiserver, asked of the apiserver itself
 // (SubjectAccessReview), then used: `node ignore` and `logs` run with the API ServiceAccount's token.
@@ -15,11 +15,13 @@ const authz = adminKc.makeApiClient(AuthorizationV1Api);
 const release = `ka${Date.now().toString(36)}`;
 const node = 'node-009';
 let namespace = '';
+let jobsNamespace = '';
 let docs: Doc[] = [];
 let apiUser = '';
 
 beforeAll(async () => {
   namespace = await testNamespace(core, 'kapi');
+  jobsNamespace = jobsNamespaceOf(namespace);
   apiUser = `system:serviceaccount:${namespace}:${release}-keelson-api`;
   docs = helmTemplate(release, namespace, 'worker.replicas=0', 'api.replicas=0');
   applyDocs(docs);
@@ -61,7 +63,7 @@ test('the API ServiceAccount: patch nodes (cluster-wide), read pods and their lo
   ]);
   const api = find('Deployment', '-api') as Doc & { spec: { template: { spec: Record<string, unknown> } } };
   expect(api.spec.template.spec.automountServiceAccountToken).toBeUndefined();
-  expect(JSON.stringify(api)).toContain(`{"name":"KEELSON_NAMESPACE","value":"${namespace}"}`);
+  expect(JSON.stringify(api)).toContain(`{"name":"KEELSON_NAMESPACE","value":"${jobsNamespace}"}`);
   const jobs = helmTemplate(release, namespace, 'jobsNamespace=stage-jobs');
   expect(jobs.find((d) => d.kind === 'Role' && d.metadata.name.endsWith('-api-logs'))!.metadata.namespace).toBe(
     'stage-jobs',
@@ -73,21 +75,23 @@ test('SubjectAccessReview: exactly those verbs; nothing else on nodes, pods else
   for (const verb of ['delete', 'update', 'create', 'watch'])
     expect([verb, await allowed(verb, 'nodes')]).toEqual([verb, false]);
   expect(await allowed('patch', 'nodes/status')).toBe(false);
-  for (const verb of ['get', 'list']) expect(await allowed(verb, 'pods', namespace)).toBe(true);
-  expect(await allowed('get', 'pods/log', namespace)).toBe(true);
-  for (const verb of ['create', 'delete', 'patch']) expect(await allowed(verb, 'pods', namespace)).toBe(false);
-  expect(await allowed('create', 'pods/exec', namespace)).toBe(false);
+  for (const verb of ['get', 'list']) expect(await allowed(verb, 'pods', jobsNamespace)).toBe(true);
+  expect(await allowed('get', 'pods/log', jobsNamespace)).toBe(true);
+  for (const verb of ['create', 'delete', 'patch']) expect(await allowed(verb, 'pods', jobsNamespace)).toBe(false);
+  expect(await allowed('create', 'pods/exec', jobsNamespace)).toBe(false);
+  // Nothing on pods in the release namespace, where the API itself runs.
+  expect(await allowed('list', 'pods', namespace)).toBe(false);
   expect(await allowed('get', 'pods/log', 'default')).toBe(false);
   expect(await allowed('list', 'pods', 'default')).toBe(false);
   expect(await allowed('list', 'pods')).toBe(false);
   expect(await allowed('get', 'secrets', namespace)).toBe(false);
-  expect(await allowed('create', 'jobs', namespace)).toBe(false);
+  expect(await allowed('create', 'jobs', jobsNamespace)).toBe(false);
 });
 
 test('node ignore and logs work with the API ServiceAccount token, and a pod outside the Jobs namespace is refused', async () => {
   const saKc = new KubeConfig();
   saKc.loadFromFile(await serviceAccountKubeconfig(adminKc, release, namespace, `${release}-keelson-api`));
-  const cluster = clusterAccess(saKc, namespace);
+  const cluster = clusterAccess(saKc, jobsNamespace);
   try {
     expect(await setIgnored(cluster, 'ignore', node)).toEqual({ node, outcome: 'ignored' });
     expect((await core.readNode({ name: node })).metadata?.labels?.['skyhook.nvidia.com/ignore']).toBe('true');
@@ -98,7 +102,7 @@ test('node ignore and logs work with the API ServiceAccount token, and a pod out
   // A pod labelled as a stage Job's: the simulator runs it and writes its log, which kwok serves.
   const key = { rollout: 'rbac', package: 'probe', node, stage: 'apply' as const };
   await core.createNamespacedPod({
-    namespace,
+    namespace: jobsNamespace,
     body: {
       metadata: {
         name: 'rbac-probe-apply',

@@ -78,15 +78,20 @@ export async function serviceAccountKubeconfig(
   return file;
 }
 
-/** Deletes what the chart made outside its namespace (cluster-scoped RBAC), then the namespace. */
+/** The Jobs namespace the chart makes by default for a release namespace. */
+export const jobsNamespaceOf = (namespace: string) => `${namespace}-jobs`;
+
+/** Deletes what the chart made outside its namespace (cluster-scoped RBAC, the Jobs namespace), then the namespace. */
 export async function removeChart(adminKc: KubeConfig, release: string, namespace: string): Promise<void> {
   const rbac = adminKc.makeApiClient(RbacAuthorizationV1Api);
   for (const name of ['worker', 'api'].map((c) => `${release}-keelson-${namespace}-${c}`)) {
     await rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
     await rbac.deleteClusterRole({ name }).catch(() => undefined);
   }
-  await adminKc
-    .makeApiClient(CoreV1Api)
-    .deleteNamespace({ name: namespace })
-    .catch(() => undefined);
+  for (const name of [jobsNamespaceOf(namespace), namespace]) {
+    await adminKc
+      .makeApiClient(CoreV1Api)
+      .deleteNamespace({ name })
+      .catch(() => undefined);
+  }
 }

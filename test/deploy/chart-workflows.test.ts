@@ -1,6 +1,6 @@
 import { KubeConfig, RbacAuthorizationV1Api, type V1Job } from '@kubernetes/client-node';
 import { nodeWorkflowId } from '../../model/workflow-ids';
-import { kubeClients, testNamespace } from '../harness/kube';
+import { kubeClients, standInController, testNamespace } from '../harness/kube';
 import {
   createFakeNodes,
   eventually,
@@ -10,7 +10,7 @@ import {
   stageState,
   Timeline,
 } from '../integration/worker-stack';
-import { applyChart, removeChart, serviceAccountKubeconfig, workerServiceAccount } from './chart-env';
+import { applyChart, jobsNamespaceOf, removeChart, serviceAccountKubeconfig, workerServiceAccount } from './chart-env';
 
 // Whole workflows under the chart's RBAC: the chart is applied to the local RBAC apiserver, and a whole worker
 // (workers/worker.ts startWorker) whose only Kubernetes credential is a token of the chart's worker ServiceAccount
@@ -29,17 +29,19 @@ const PRINTED = 'module signature rejected';
 /** Waits on a loaded 2-core machine shared with other suites. */
 const LONG = 600_000;
 let namespace = '';
+let jobsNamespace = '';
 let nodes: string[] = [];
 let saKubeconfig = '';
 let timeline: Timeline;
 let worker: InProcessKeelson | undefined;
 
-/** A workload pod on the node, which the drain before a reboot must evict. */
+/** A workload pod on the node, managed by a controller, which the drain before a reboot must evict. */
 async function createWorkload(node: string): Promise<void> {
+  const ownerReferences = await standInController(core, namespace);
   await core.createNamespacedPod({
     namespace,
     body: {
-      metadata: { name: `workload-${node}`, labels: { app: 'workload' } },
+      metadata: { name: `workload-${node}`, labels: { app: 'workload' }, ownerReferences },
       spec: { nodeName: node, containers: [{ name: 'app', image: 'registry.example/app:1' }] },
     },
   });
@@ -47,15 +49,16 @@ async function createWorkload(node: string): Promise<void> {
 
 beforeAll(async () => {
   namespace = await testNamespace(core, 'kchw');
+  jobsNamespace = jobsNamespaceOf(namespace);
   applyChart(release, namespace);
   saKubeconfig = await serviceAccountKubeconfig(adminKc, release, namespace);
   nodes = await createFakeNodes(core, prefix, 2, [RUNTIME_TAINT]);
   timeline = new Timeline(adminKc);
-  await timeline.watch('job', `/apis/batch/v1/namespaces/${namespace}/jobs`);
+  await timeline.watch('job', `/apis/batch/v1/namespaces/${jobsNamespace}/jobs`);
   for (const node of nodes) await createWorkload(node);
   worker = await new InProcessKeelson(prefix, {
     KUBECONFIG: saKubeconfig,
-    KEELSON_NAMESPACE: namespace,
+    KEELSON_NAMESPACE: jobsNamespace,
     KEELSON_DRAIN_TIMEOUT_SECONDS: '300',
     KEELSON_REBOOT_TIMEOUT_SECONDS: '300',
   }).start();
@@ -125,7 +128,9 @@ test('a rollout with a reboot completes on 2 nodes under the chart ServiceAccoun
   const deleted = new Set(timeline.events.filter((e) => e.type === 'DELETED').map((e) => e.obj.metadata?.uid));
   expect([...jobs.keys()].filter((uid) => !deleted.has(uid))).toEqual([]);
   // The package and node-metadata ConfigMaps the stage pods mount were written with the chart's permissions.
-  const configMaps = (await core.listNamespacedConfigMap({ namespace })).items.map((c) => c.metadata?.name ?? '');
+  const configMaps = (await core.listNamespacedConfigMap({ namespace: jobsNamespace })).items.map(
+    (c) => c.metadata?.name ?? '',
+  );
   expect(configMaps.filter((n) => n.includes('driver')).length).toBeGreaterThanOrEqual(1);
   for (const node of nodes) expect(configMaps.filter((n) => n.includes(node)).length).toBeGreaterThanOrEqual(1);
 });

@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, type V1PodSpec } from '@kubernetes/client-node';
 import YAML from 'yaml';
 import { createActivities, workloadInformer } from '../../activities';
-import { jsonPatch, makeClients } from '../../activities/clients';
+import { jsonPatch, makeClients, mergePatch } from '../../activities/clients';
 import { checkKubernetes } from '../../activities/server-version';
 import { kubeFloor, formatKubeVersion } from '../../model/kube-version';
 import { kubeClients, testNamespace } from '../harness/kube';
@@ -14,6 +14,7 @@ import {
   chart,
   helm,
   helmTemplate as render,
+  jobsNamespaceOf,
   removeChart,
   serviceAccountKubeconfig,
   type Doc,
@@ -27,6 +28,7 @@ const { kc: adminKc, core, batch } = kubeClients();
 const release = `kt${Date.now().toString(36)}`;
 const node = 'node-009';
 let namespace = '';
+let jobsNamespace = '';
 
 const helmTemplate = (ns: string, ...sets: string[]) => render(release, ns, ...sets);
 
@@ -41,6 +43,7 @@ const EXPECTED_CLUSTER_RULES = [
 const EXPECTED_JOBS_RULES = [
   { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'patch', 'delete'] },
   { apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'patch'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['list'] },
 ];
 
 let docs: Doc[] = [];
@@ -48,6 +51,7 @@ const find = (kind: string, suffix: string) => docs.find((d) => d.kind === kind 
 
 beforeAll(async () => {
   namespace = await testNamespace(core, 'kchart');
+  jobsNamespace = jobsNamespaceOf(namespace);
   docs = helmTemplate(namespace);
 });
 
@@ -66,6 +70,7 @@ describe('helm chart', () => {
         `ClusterRoleBinding/${release}-keelson-${namespace}-worker`,
         `Deployment/${release}-keelson-api`,
         `Deployment/${release}-keelson-worker`,
+        `Namespace/${namespace}-jobs`,
         `NetworkPolicy/${release}-keelson-api`,
         `NetworkPolicy/${release}-keelson-worker`,
         `PodDisruptionBudget/${release}-keelson-api`,
@@ -83,6 +88,27 @@ describe('helm chart', () => {
     expect(find('Deployment', '-worker').spec!.replicas).toBe(2);
     expect(find('ClusterRole', '-worker').rules).toEqual(EXPECTED_CLUSTER_RULES);
     expect(find('Role', '-jobs').rules).toEqual(EXPECTED_JOBS_RULES);
+    expect(find('Role', '-jobs').metadata.namespace).toBe(jobsNamespace);
+  });
+
+  test('stage Jobs get a namespace of their own that allows privileged pods; the release namespace is not it', () => {
+    const ns = find('Namespace', '-jobs');
+    expect(ns.metadata.labels).toMatchObject({ 'pod-security.kubernetes.io/enforce': 'privileged' });
+    expect(ns.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
+    expect(JSON.stringify(find('Deployment', '-worker'))).toContain(
+      `{"name":"KEELSON_NAMESPACE","value":"${jobsNamespace}"}`,
+    );
+    const named = helmTemplate(namespace, 'jobsNamespace=stage-jobs');
+    expect(named.find((d) => d.kind === 'Namespace')!.metadata.name).toBe('stage-jobs');
+    expect(() => helmTemplate(namespace, `jobsNamespace=${namespace}`)).toThrow(
+      `jobsNamespace "${namespace}" is the release namespace: with createJobsNamespace the chart makes a namespace of its own`,
+    );
+    // Not created: the chart expects it, and may share the release namespace if that one allows privileged pods.
+    const shared = helmTemplate(namespace, `jobsNamespace=${namespace}`, 'createJobsNamespace=false');
+    expect(shared.filter((d) => d.kind === 'Namespace')).toEqual([]);
+    expect(shared.find((d) => d.kind === 'Role' && d.metadata.name.endsWith('-jobs'))!.metadata.namespace).toBe(
+      namespace,
+    );
   });
 
   test('Temporal TLS and API key Secrets are referenced by the worker and the API', () => {
@@ -114,6 +140,39 @@ describe('helm chart', () => {
     expect(out).toContain(
       `clusterrole.rbac.authorization.k8s.io/${release}-keelson-${namespace}-worker serverside-applied`,
     );
+    expect(out).toContain(`namespace/${jobsNamespace} serverside-applied`);
+  });
+
+  test('the Keelson pods pass the restricted Pod Security profile in the release namespace', async () => {
+    await core.patchNamespace(
+      { name: namespace, body: { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } } },
+      mergePatch,
+    );
+    for (const suffix of ['-worker', '-api']) {
+      const template = find('Deployment', suffix).spec!.template as { metadata: object; spec: V1PodSpec };
+      const pod = await core.createNamespacedPod({
+        namespace,
+        dryRun: 'All',
+        body: { metadata: { ...template.metadata, name: `restricted${suffix}` }, spec: template.spec },
+      });
+      expect(pod.metadata?.name).toBe(`restricted${suffix}`);
+    }
+    // The same profile refuses a stage pod: why stage Jobs run elsewhere.
+    const refused = await core
+      .createNamespacedPod({
+        namespace,
+        dryRun: 'All',
+        body: {
+          metadata: { name: 'privileged' },
+          spec: { hostPID: true, containers: [{ name: 'c', image: 'x', securityContext: { privileged: true } }] },
+        },
+      })
+      .then(
+        () => 'admitted',
+        (e: { code?: number; body?: string }) =>
+          `${e.code} ${(JSON.parse(String(e.body)) as { message: string }).message}`,
+      );
+    expect(refused).toMatch(/^403 .*violates PodSecurity "restricted:latest"/);
   });
 });
 
@@ -139,12 +198,12 @@ describe('the worker with the chart ServiceAccount on the RBAC apiserver', () =>
   });
 
   test('the start-up check (G8 floor and dry-run Job) passes with the chart permissions', async () => {
-    const result = await checkKubernetes(makeClients(saKc), namespace);
+    const result = await checkKubernetes(makeClients(saKc), jobsNamespace);
     expect(result).toEqual({ ok: true, gitVersion: 'v1.37.2' });
   });
 
   test('stage Job, node state and node listing work with the chart permissions', async () => {
-    const settings = testSettings(namespace);
+    const settings = testSettings(jobsNamespace);
     const activities = createActivities({
       kubeConfig: saKc,
       settings,
@@ -156,10 +215,11 @@ describe('the worker with the chart ServiceAccount on the RBAC apiserver', () =>
     const p = pkg('rbac-probe', { KEELSON_SIM_SECONDS: '1' });
     const result = await activities.runStage(stageInput(node, p, { rollout }));
     expect(result.outcome).toBe('complete');
-    expect((await batch.readNamespacedJob({ name: result.jobName, namespace })).metadata?.name).toBe(result.jobName);
+    const job = await batch.readNamespacedJob({ name: result.jobName, namespace: jobsNamespace });
+    expect(job.metadata?.name).toBe(result.jobName);
     await activities.deleteStageJob({ jobName: result.jobName });
     const gone = await batch
-      .readNamespacedJob({ name: result.jobName, namespace })
+      .readNamespacedJob({ name: result.jobName, namespace: jobsNamespace })
       .then((j) => j.metadata?.deletionTimestamp !== undefined)
       .catch(() => true);
     expect(gone).toBe(true);

@@ -134,7 +134,13 @@ export class E2E {
 
   async start(opts: { nodes?: number; labels?: (i: number) => Record<string, string> } = {}): Promise<this> {
     await this.core.createNamespace({
-      body: { metadata: { name: this.namespace, labels: { 'keelson.dev/test': 'e2e' } } },
+      // The Jobs namespace of this file's worker: privileged stage pods allowed, as the chart labels its own.
+      body: {
+        metadata: {
+          name: this.namespace,
+          labels: { 'keelson.dev/test': 'e2e', 'pod-security.kubernetes.io/enforce': 'privileged' },
+        },
+      },
     });
     if (opts.nodes) await this.addNodes(opts.nodes, opts.labels);
     await this.startWorker();

@@ -1,4 +1,5 @@
 import { AdmissionregistrationV1Api, PatchStrategy, PolicyV1Api, setHeaderOptions } from '@kubernetes/client-node';
+import { standInController } from '../harness/kube';
 import { E2E, PREFIX, entry, eventually, isCordoned, sleep } from './e2e-stack';
 import { LONG, NodeScenarios, bootId, manifest, suspended } from './node-scenarios';
 import { nodeReady } from './timeline';
@@ -145,7 +146,8 @@ test.concurrent(
     await e2e.core.createNamespacedPod({
       namespace: e2e.namespace,
       body: {
-        metadata: { name: app, labels: { app } },
+        // Managed by a controller: kubectl's rules evict it, and only its disruption budget holds the drain.
+        metadata: { name: app, labels: { app }, ownerReferences: await standInController(e2e.core, e2e.namespace) },
         spec: { nodeName: node, containers: [{ name: 'app', image: 'registry.example/keelson/app:1' }] },
       },
     });

@@ -1,4 +1,5 @@
 import type { V1Job } from '@kubernetes/client-node';
+import { standInController } from '../harness/kube';
 import {
   useE2E,
   PREFIX,
@@ -67,7 +68,12 @@ async function holdPod(node: string, holder: string): Promise<() => Promise<void
   await e2e.core.createNamespacedPod({
     namespace: e2e.namespace,
     body: {
-      metadata: { name, labels: { [PROTECT]: holder } },
+      metadata: {
+        name,
+        labels: { [PROTECT]: holder },
+        // Managed, so the drain of another rollout evicts it rather than being blocked by a bare pod.
+        ownerReferences: await standInController(e2e.core, e2e.namespace),
+      },
       spec: { nodeName: node, containers: [{ name: 'app', image: 'registry.example/keelson/app:1' }] },
     },
   });

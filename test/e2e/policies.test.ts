@@ -1,5 +1,6 @@
 import type { V1Job } from '@kubernetes/client-node';
 import { initialBatchState } from '../../model';
+import { standInController } from '../harness/kube';
 import { useE2E, jobNodeName, skyhook, type StatusJson } from './e2e-stack';
 
 // §7 deployment-policy: legacy-compatibility, linear-strategy, multi-compartment, overlapping-selectors,
@@ -52,7 +53,12 @@ async function holdPod(node: string, rollout: string): Promise<void> {
   await e2e.core.createNamespacedPod({
     namespace: e2e.namespace,
     body: {
-      metadata: { name: `hold-${node.split('-').at(-1)}`, labels: { [HOLD]: rollout } },
+      metadata: {
+        name: `hold-${node.split('-').at(-1)}`,
+        labels: { [HOLD]: rollout },
+        // Managed, so the drain of another rollout evicts it rather than being blocked by a bare pod.
+        ownerReferences: await standInController(e2e.core, e2e.namespace),
+      },
       spec: { nodeName: node, containers: [{ name: 'app', image: 'registry.example/keelson/app:1' }] },
     },
   });

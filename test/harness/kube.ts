@@ -1,4 +1,4 @@
-import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, KubeConfig, type V1OwnerReference } from '@kubernetes/client-node';
 
 /** Clients for the local stack's kube-apiserver, as admin (KUBECONFIG is set by the global setup). */
 export function kubeClients() {
@@ -31,3 +31,19 @@ export function useTestNamespace(core: CoreV1Api, prefix: string): string {
 }
 
 export { until } from './wait';
+
+/**
+ * Owner references that make a hand-made pod one a controller manages, so a drain evicts it without `force` (as
+ * kubectl drain does): a ConfigMap stands in for the controller, so nothing recreates or deletes the pod, and the
+ * garbage collector keeps it while the ConfigMap exists.
+ */
+export async function standInController(core: CoreV1Api, namespace: string): Promise<V1OwnerReference[]> {
+  const name = 'stand-in-controller';
+  const cm = await core
+    .createNamespacedConfigMap({ namespace, body: { metadata: { name } } })
+    .catch(async (err: unknown) => {
+      if ((err as { code?: number }).code !== 409) throw err;
+      return core.readNamespacedConfigMap({ name, namespace });
+    });
+  return [{ apiVersion: 'v1', kind: 'ConfigMap', name, uid: cm.metadata!.uid!, controller: true }];
+}

@@ -21,6 +21,7 @@ export function testSettings(namespace: string, overrides: Partial<ActivitySetti
     legacyPrefixes: ['skyhook.nvidia.com/', 'nodewright.nvidia.com/'],
     adoption: true,
     imagePullGraceSeconds: 5,
+    podCreateGraceSeconds: 3,
     logTailBytes: 2048,
     backoffLimit: 1,
     jobRetentionSeconds: 600,

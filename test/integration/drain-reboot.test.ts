@@ -1,10 +1,10 @@
 import { AppsV1Api, PolicyV1Api, type V1Job } from '@kubernetes/client-node';
-import { buildInterruptJob } from '../../model';
+import { buildInterruptJob, drainRules } from '../../model';
 import { workloadInformer } from '../../activities';
 import type { RunInterruptInput } from '../../activities/contract';
 import { jobContext } from '../../activities/stage-jobs';
 import { isJobFinished } from '../../activities/workloads';
-import { until, useTestNamespace } from '../harness/kube';
+import { standInController, until, useTestNamespace } from '../harness/kube';
 import { pkg, ROLLOUT, testActivities, testSettings } from './activity-env';
 
 const env = testActivities('placeholder');
@@ -100,6 +100,52 @@ test('a drain past its timeout with policy fail names the pods still there', asy
   });
   await activities.drain({ node, timeoutSeconds: 2, onTimeout: 'force' });
   await expect(env.core.readNamespacedPod({ name: 'stuck', namespace: ns })).rejects.toMatchObject({ code: 404 });
+});
+
+test("kubectl's rules: a bare pod and emptyDir data block the drain, naming the options; the options let them go", async () => {
+  const { activities } = testActivities(ns);
+  const node = 'node-007';
+  const owners = await standInController(env.core, ns);
+  const container = { name: 'app', image: 'registry.example/app:1' };
+  const pods = {
+    managed: {
+      metadata: { name: 'managed', ownerReferences: owners },
+      spec: { nodeName: node, containers: [container] },
+    },
+    bare: { metadata: { name: 'bare' }, spec: { nodeName: node, containers: [container] } },
+    scratch: {
+      metadata: { name: 'scratch', ownerReferences: owners },
+      spec: { nodeName: node, containers: [container], volumes: [{ name: 'tmp', emptyDir: {} }] },
+    },
+  };
+  for (const body of Object.values(pods)) await env.core.createNamespacedPod({ namespace: ns, body });
+  const kubectl = drainRules(undefined);
+  await expect(activities.drain({ node, timeoutSeconds: 30, onTimeout: 'fail', rules: kubectl })).rejects.toMatchObject(
+    {
+      type: 'DrainBlocked',
+      nonRetryable: true,
+      message:
+        `drain of node ${node} is blocked by 2 pod(s): ${ns}/bare (no controller would recreate it; allowed by ` +
+        `drain.force: true), ${ns}/scratch (its emptyDir data would be lost; allowed by drain.deleteEmptyDirData: ` +
+        "true); set the option in the rollout's spec.drain to evict them",
+    },
+  );
+  // Blocked before anything is evicted, as kubectl drain refuses.
+  const still = await env.core.listNamespacedPod({ namespace: ns, fieldSelector: `spec.nodeName=${node}` });
+  expect(
+    still.items
+      .filter((p) => !p.metadata?.deletionTimestamp)
+      .map((p) => p.metadata?.name)
+      .sort(),
+  ).toEqual(['bare', 'managed', 'scratch']);
+  // Only force: the emptyDir pod alone blocks.
+  await expect(
+    activities.drain({ node, timeoutSeconds: 30, onTimeout: 'fail', rules: drainRules({ force: true }) }),
+  ).rejects.toMatchObject({ type: 'DrainBlocked', message: expect.not.stringContaining(`${ns}/bare`) });
+  const rules = drainRules({ force: true, deleteEmptyDirData: true, gracePeriodSeconds: 0 });
+  await activities.drain({ node, timeoutSeconds: 30, onTimeout: 'fail', rules });
+  const left = await env.core.listNamespacedPod({ namespace: ns, fieldSelector: `spec.nodeName=${node}` });
+  expect(left.items.map((p) => p.metadata?.name)).toEqual([]);
 });
 
 test('waitForProtectedPods waits while a protected pod runs and is bounded', async () => {

@@ -85,6 +85,36 @@ test('an image that cannot be pulled is reported as a failure within the grace p
   expect(seconds).toBeLessThan(5 + 10);
 });
 
+test('a stage pod refused by Pod Security fails the stage after the grace, naming the refusal', async () => {
+  // A Jobs namespace that enforces the restricted profile: the Job controller is refused the privileged stage pod.
+  const restricted = `${ns}-restricted`;
+  await env.core.createNamespace({
+    body: { metadata: { name: restricted, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } },
+  });
+  try {
+    const local = testActivities(restricted).activities;
+    const mock = new MockActivityEnvironment();
+    const beats: { status: string }[] = [];
+    mock.on('heartbeat', (d: { status: string }) => beats.push(d));
+    const started = Date.now();
+    const result = (await mock.run(local.runStage, stageInput('node-006', pkg('refused-pkg')))) as Awaited<
+      ReturnType<typeof local.runStage>
+    >;
+    const seconds = (Date.now() - started) / 1000;
+    process.stderr.write(`[measure] refused stage pod reported after ${seconds.toFixed(1)}s (grace 3s)\n`);
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'FailedCreate', failedPods: 0 });
+    expect(result.logTail).toContain('no pod was created: the Job controller has been refused the stage pod');
+    expect(result.logTail).toContain('violates PodSecurity "restricted:latest"');
+    expect(beats.some((b) => b.status.includes('pod refused for'))).toBe(true);
+    expect(seconds).toBeGreaterThanOrEqual(3);
+    expect(seconds).toBeLessThan(3 + 15);
+    const pods = await env.core.listNamespacedPod({ namespace: restricted });
+    expect(pods.items).toHaveLength(0);
+  } finally {
+    await env.core.deleteNamespace({ name: restricted });
+  }
+});
+
 test('G4 setStageDeadline patches a running Job, and the new deadline ends it with DeadlineExceeded', async () => {
   const input = stageInput('node-005', pkg('long-pkg', { KEELSON_SIM_SECONDS: '60' }), { timeoutSeconds: 600 });
   const running = a.runStage(input);

@@ -1,5 +1,5 @@
-import type { V1Job, V1Pod } from '@kubernetes/client-node';
-import { jobVerdict, rawPodVerdict } from '../../activities/job-outcome';
+import type { CoreV1Event, V1Job, V1Pod } from '@kubernetes/client-node';
+import { jobVerdict, podCreationRefused, rawPodVerdict } from '../../activities/job-outcome';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z');
 const created = new Date(NOW - 60_000);
@@ -86,6 +86,40 @@ describe('jobVerdict', () => {
       outcome: 'failed',
       reason: 'ImagePullBackOff',
     });
+  });
+});
+
+describe('podCreationRefused', () => {
+  const refusal = (secondsAgo: number, message: string, lastSecondsAgo = secondsAgo): CoreV1Event => ({
+    metadata: {},
+    involvedObject: { kind: 'Job', name: 'stage', uid: 'u1' },
+    reason: 'FailedCreate',
+    message,
+    firstTimestamp: new Date(NOW - secondsAgo * 1000),
+    lastTimestamp: new Date(NOW - lastSecondsAgo * 1000),
+  });
+  const forbidden = 'Error creating: pods "stage-x" is forbidden: violates PodSecurity "restricted:latest": privileged';
+
+  test('a refusal past the grace fails the stage with the latest refusal in the message', () => {
+    const v = podCreationRefused([], [refusal(90, 'Error creating: quota', 90), refusal(80, forbidden, 5)], NOW, 60);
+    expect(v).toEqual({
+      done: true,
+      outcome: 'failed',
+      reason: 'FailedCreate',
+      message: `the Job controller has been refused the stage pod for 90s (grace 60s): ${forbidden}`,
+    });
+  });
+
+  test('within the grace the stage waits, saying why; no refusal or a pod made: nothing to say', () => {
+    expect(podCreationRefused([], [refusal(10, forbidden)], NOW, 60)).toEqual({
+      done: false,
+      status: `pod refused for 10s: ${forbidden}`,
+    });
+    expect(podCreationRefused([], [], NOW, 60)).toBeUndefined();
+    expect(podCreationRefused([], [{ ...refusal(90, 'x'), reason: 'SuccessfulCreate' }], NOW, 60)).toBeUndefined();
+    expect(podCreationRefused([pod('stage-a', { phase: 'Running' })], [refusal(90, forbidden)], NOW, 60)).toBe(
+      undefined,
+    );
   });
 });
 

@@ -102,6 +102,12 @@ describe('stage Job (§3.1 as a Job)', () => {
     });
   });
 
+  test('stage and interrupt pods get no service-account token (the agent needs no Kubernetes API access)', () => {
+    expect(pod.automountServiceAccountToken).toBe(false);
+    const interrupt = buildInterruptJob(ctx, pkg, { type: 'reboot' });
+    expect(interrupt.spec.template.spec.automountServiceAccountToken).toBe(false);
+  });
+
   test('finished Jobs stay for the retention as their TTL; retention 0 or unset sets no TTL (G3)', () => {
     expect(job.spec.ttlSecondsAfterFinished).toBeUndefined();
     expect(buildStageJob({ ...ctx, retentionSeconds: 0 }, pkg, 'apply').spec.ttlSecondsAfterFinished).toBeUndefined();

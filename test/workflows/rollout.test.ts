@@ -142,8 +142,41 @@ test("a new rollout takes the worker's node timeouts and drain policy, once, and
     expect(cluster.callsOf('nodeTimeouts')).toHaveLength(1);
     const drains = cluster.callsOf('drain').map((c) => c.input);
     expect(drains).toHaveLength(2);
-    for (const d of drains) expect(d).toMatchObject({ timeoutSeconds: 123, onTimeout: 'force' });
+    // No spec.drain: the worker's timeout, and kubectl drain's default rules.
+    for (const d of drains) {
+      expect(d).toMatchObject({
+        timeoutSeconds: 123,
+        onTimeout: 'force',
+        rules: { force: false, deleteEmptyDirData: false },
+      });
+    }
     for (const w of cluster.callsOf('waitForReboot')) expect(w.input).toMatchObject({ timeoutSeconds: 456 });
+    await handle.cancel();
+  });
+});
+
+test("a rollout's spec.drain reaches its drains: its own timeout and rules, the worker's on-timeout policy", async () => {
+  const cluster = new FakeCluster(nodes(1));
+  cluster.script = () => ({ ms: 50 });
+  const spec = rolloutSpec('drainopts', {
+    drain: { timeout: '15m', force: true, deleteEmptyDirData: true, gracePeriodSeconds: 5 },
+    packages: { driver: { version: '1.0.0', image: image('driver'), interrupt: { type: 'reboot' } } },
+  });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
+      taskQueue,
+      workflowId: rolloutWorkflowId('test', spec.name),
+      args: [{ cluster: 'test', spec }],
+    });
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 90_000);
+    expect(cluster.callsOf('drain').map((c) => c.input)).toEqual([
+      {
+        node: cluster.nodes[0]!.name,
+        timeoutSeconds: 900,
+        onTimeout: 'wait',
+        rules: { force: true, deleteEmptyDirData: true, gracePeriodSeconds: 5 },
+      },
+    ]);
     await handle.cancel();
   });
 });

@@ -19,6 +19,8 @@ import {
   applyVersionChanges,
   changedConfigKeys,
   decideNode,
+  drainRules,
+  drainTimeoutSeconds,
   decodeNodeState,
   entryKey,
   failInterruptWork,
@@ -566,10 +568,13 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       }
       log.info('protected pods still running; waiting again', { node });
     }
-    await longWait(t.drainTimeoutSeconds, `${node}: drain`).drain({
+    const drainOptions = r.spec.spec.drain;
+    const drainSeconds = drainTimeoutSeconds(drainOptions, t.drainTimeoutSeconds);
+    await longWait(drainSeconds, `${node}: drain`).drain({
       node,
-      timeoutSeconds: t.drainTimeoutSeconds,
+      timeoutSeconds: drainSeconds,
       onTimeout: t.drainOnTimeout,
+      rules: drainRules(drainOptions),
     });
     if (s.interrupt?.rollout === name) s.interrupt = { ...s.interrupt, phase: 'prepared' };
   }

@@ -1,7 +1,7 @@
 {{- define "keelson.fullname" -}}
 {{- if contains .Chart.Name .Release.Name -}}{{ .Release.Name | trunc 50 | trimSuffix "-" }}{{- else -}}{{ printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" }}{{- end -}}
 {{- end -}}
-{{- define "keelson.jobsNamespace" -}}{{ default .Release.Namespace .Values.jobsNamespace }}{{- end -}}
+{{- define "keelson.jobsNamespace" -}}{{ default (printf "%s-jobs" .Release.Namespace) .Values.jobsNamespace }}{{- end -}}
 {{- define "keelson.serviceAccount" -}}{{ default (printf "%s-worker" (include "keelson.fullname" .)) .Values.serviceAccount.name }}{{- end -}}
 {{- define "keelson.labels" -}}
 app.kubernetes.io/name: keelson
