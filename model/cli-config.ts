@@ -11,10 +11,7 @@ const CONTEXT_NAME = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,62}[A-Za-z0-9])?$/;
 
 export const ContextNameSchema = z
   .string()
-  .regex(
-    CONTEXT_NAME,
-    'must be 1 to 64 letters, digits, ".", "_" or "-", starting and ending with a letter or digit',
-  );
+  .regex(CONTEXT_NAME, 'must be 1 to 64 letters, digits, ".", "_" or "-", starting and ending with a letter or digit');
 
 export const ApiUrlSchema = z
   .url({ protocol: /^https?$/, error: (iss) => `${describeValue(iss.input)} is not an http(s) URL` })
@@ -70,7 +67,9 @@ export function parseCliConfig(text: string, file: string): { config: CliConfig 
   const parsed = CliConfigSchema.safeParse(value, { error: errorMap });
   if (parsed.success) return { config: parsed.data };
   return {
-    errors: toValidationErrors('', parsed.error).map((e) => `${file}: ${e.path.replace(/^\./, '') || '(top)'}: ${e.message}`),
+    errors: toValidationErrors('', parsed.error).map(
+      (e) => `${file}: ${e.path.replace(/^\./, '') || '(top)'}: ${e.message}`,
+    ),
   };
 }
 
@@ -111,7 +110,8 @@ export function resolveApiTarget(
   let context: CliContext | undefined;
   if (contextName !== undefined) {
     context = config.contexts.find((c) => c.name === contextName);
-    if (!context) return { error: `${contextFrom}: "${contextName}" is not a context of ${file} (${namesOf(config.contexts)})` };
+    if (!context)
+      return { error: `${contextFrom}: "${contextName}" is not a context of ${file} (${namesOf(config.contexts)})` };
   }
   const urls: [string | undefined, SettingSource][] = [
     [flags.apiUrl, '--api-url'],

@@ -54,7 +54,10 @@ export function registerConfig(program: Command): void {
     .description('Add a context, or change the fields given of an existing one (the first one added becomes current)')
     .option('--url <url>', 'the Keelson API, e.g. https://keelson.example.com (needed for a new context)')
     .option('--token <token>', 'the bearer token, kept in the file (readable by you only)')
-    .option('--token-file <path>', 'a file whose first line is the token, read at each use (relative: to the config file)')
+    .option(
+      '--token-file <path>',
+      'a file whose first line is the token, read at each use (relative: to the config file)',
+    )
     .action((name: string, o: { url?: string; token?: string; tokenFile?: string }) =>
       change((c) => setContext(c, { name, ...o }), `context ${name} set`),
     );

@@ -20,7 +20,7 @@ function localStack(): LocalStack {
     path = load.resolve(STACK_MODULE);
   } catch {
     throw new Error(
-      'keelson dev runs the local stack of a Keelson checkout (deploy/dev), which this installed CLI does not ' +
+      '`keelson dev` runs the local stack of a Keelson checkout (deploy/dev), which this installed CLI does not ' +
         'carry: run `npx keelson dev ...` in a clone of the repository',
     );
   }
@@ -70,6 +70,7 @@ export function registerDev(program: Command): void {
     .command('env')
     .description('Print the local stack settings as shell exports: eval "$(npx keelson dev env)"')
     .action(() => {
-      for (const [key, value] of Object.entries(localStack().stackEnv())) process.stdout.write(`export ${key}=${value}\n`);
+      for (const [key, value] of Object.entries(localStack().stackEnv()))
+        process.stdout.write(`export ${key}=${value}\n`);
     });
 }

@@ -166,7 +166,9 @@ export function registerRollout(program: Command, api: () => ApiClient): void {
         if (o.watch) return follow(api(), name, followOpts(o));
         const { body } = await api().request<StatusBody>('GET', `/v1/rollouts/${encodeURIComponent(name)}`);
         process.stdout.write(
-          format === 'json' || format === 'yaml' ? structured(format, body) : rolloutStatusText(body, format === 'wide'),
+          format === 'json' || format === 'yaml'
+            ? structured(format, body)
+            : rolloutStatusText(body, format === 'wide'),
         );
         return EXIT.ok;
       }),
