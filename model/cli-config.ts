@@ -14,7 +14,10 @@ export const ContextNameSchema = z
   .regex(CONTEXT_NAME, 'must be 1 to 64 letters, digits, ".", "_" or "-", starting and ending with a letter or digit');
 
 export const ApiUrlSchema = z
-  .url({ protocol: /^https?$/, error: (iss) => `${describeValue(iss.input)} is not an http(s) URL` })
+  .url({
+    protocol: /^https?$/,
+    error: (iss) => (iss.input === undefined ? undefined : `${describeValue(iss.input)} is not an http(s) URL`),
+  })
   .transform((u) => u.replace(/\/+$/, ''));
 
 export const CliContextSchema = z

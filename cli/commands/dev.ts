@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 // `keelson dev ...` runs the local stack of a checkout (deploy/dev). The installed CLI package carries only the API
 // commands and `validate`, so deploy/dev is loaded on use, and its absence is said plainly.
 
-interface LocalStack {
+export interface LocalStack {
   stackUp(options: { nodes: number; customResources: boolean; log: (line: string) => void }): Promise<void>;
   stackDown(): Promise<string[]>;
   stackEnv(): Record<string, string>;
