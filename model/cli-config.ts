@@ -125,6 +125,7 @@ export function resolveApiTarget(
   const [rawUrl, urlFrom] = urls.find(([u]) => u !== undefined)!;
   const url = ApiUrlSchema.safeParse(rawUrl);
   if (!url.success) return { error: `${urlFrom}: ${url.error.issues[0]!.message}` };
+  if (flags.token === '') return { error: '--token: is empty; give the token, or leave the flag out' };
   const token: TokenSetting | undefined =
     flags.token !== undefined
       ? { token: flags.token, from: '--token' }
@@ -135,7 +136,6 @@ export function resolveApiTarget(
           : context?.tokenFile !== undefined
             ? { tokenFile: context.tokenFile, from: `context ${contextName}` }
             : undefined;
-  if (flags.token === '') return { error: '--token: is empty; give the token, or leave the flag out' };
   return {
     target: {
       url: url.data,

@@ -53,12 +53,19 @@ export function registerConfig(program: Command): void {
     .command('set-context <name>')
     .description('Add a context, or change the fields given of an existing one (the first one added becomes current)')
     .option('--url <url>', 'the Keelson API, e.g. https://keelson.example.com (needed for a new context)')
+    // The program's own --token (which commander reads wherever it stands) is the context's token here.
     .option('--token <token>', 'the bearer token, kept in the file (readable by you only)')
     .option(
       '--token-file <path>',
       'a file whose first line is the token, read at each use (relative: to the config file)',
     )
-    .action((name: string, o: { url?: string; token?: string; tokenFile?: string }) =>
-      change((c) => setContext(c, { name, ...o }), `context ${name} set`),
-    );
+    .action((name: string, _o: unknown, command: Command) => {
+      const o = command.optsWithGlobals<{ url?: string; token?: string; tokenFile?: string }>();
+      const fields = {
+        ...(o.url !== undefined && { url: o.url }),
+        ...(o.token !== undefined && { token: o.token }),
+        ...(o.tokenFile !== undefined && { tokenFile: o.tokenFile }),
+      };
+      change((c) => setContext(c, { name, ...fields }), `context ${name} set`);
+    });
 }
