@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', '.keelson/', 'coverage/', 'bench/results/'] },
+  { ignores: ['node_modules/', 'dist/', 'dist-cli/', '.keelson/', 'coverage/', 'bench/results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

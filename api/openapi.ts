@@ -215,6 +215,12 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      '/v1/version': {
+        get: {
+          summary: "The API's Keelson version: {version, api} (what `keelson --version` shows as the server's)",
+          responses: { '200': ok('version'), ...common },
+        },
+      },
       '/openapi.json': { get: { summary: 'This document', responses: { '200': ok('OpenAPI 3.1') } } },
       '/healthz': {
         get: {

@@ -5,6 +5,7 @@ import { errorMap, IgnoreActionSchema, IgnoreBodySchema, toValidationErrors } fr
 import { missingScopes, routeAccess, type ApiToken } from '../model/access';
 import { OPEN_IMAGE_POLICY, type ImagePolicy } from '../model/image-policy';
 import { InvalidError, KeelsonError, type KeelsonClient, type KeelsonErrorKind } from '../client';
+import { keelsonVersion } from '../client/version';
 import type { AccessLog } from './access-log';
 import { tokenChecker } from './auth';
 import type { ClusterAccess } from './cluster';
@@ -184,6 +185,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     return metrics.registry.metrics();
   });
   app.get('/openapi.json', async () => openapi);
+  app.get('/v1/version', async () => ({ version: keelsonVersion(), api: 'v1' }));
 
   app.post('/v1/rollouts', async (req, reply) => {
     const spec = rolloutFromBody(req.body, imagePolicy);

@@ -1,7 +1,5 @@
-// A client of Keelson's HTTP API (the CLI uses it): KEELSON_API_URL and KEELSON_API_TOKEN, JSON answers, and a
+// A client of Keelson's HTTP API (the CLI uses it; client/api-target.ts says which API and token): JSON answers, and a
 // typed error for every answer that is not a success.
-
-export const DEFAULT_API_URL = 'http://127.0.0.1:7480';
 
 export interface ApiErrorBody {
   error: string;
@@ -26,13 +24,6 @@ export class ApiClient {
     private readonly token: string | undefined,
     private readonly timeoutMs = 30_000,
   ) {}
-
-  static fromEnv(env: Readonly<Record<string, string | undefined>> = process.env): ApiClient {
-    return new ApiClient(
-      (env.KEELSON_API_URL || DEFAULT_API_URL).replace(/\/+$/, ''),
-      env.KEELSON_API_TOKEN || undefined,
-    );
-  }
 
   /**
    * A GET whose answer is text read as it comes (a followed log): the headers within the timeout, the body for as

@@ -80,6 +80,7 @@ const ROUTE_ACCESS: Record<string, RouteAccess> = {
   'GET /healthz': 'public',
   'GET /openapi.json': 'any',
   'GET /metrics': ['metrics', 'read'],
+  'GET /v1/version': ['read'],
   'GET /v1/rollouts': ['read'],
   'GET /v1/rollouts/:name': ['read'],
   'GET /v1/nodes/:node': ['read'],

@@ -1,5 +1,31 @@
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import type { Command } from 'commander';
-import { stackDown, stackEnv, stackUp } from '../../deploy/dev/stack';
+
+// `keelson dev ...` runs the local stack of a checkout (deploy/dev). The installed CLI package carries only the API
+// commands and `validate`, so deploy/dev is loaded on use, and its absence is said plainly.
+
+export interface LocalStack {
+  stackUp(options: { nodes: number; customResources: boolean; log: (line: string) => void }): Promise<void>;
+  stackDown(): Promise<string[]>;
+  stackEnv(): Record<string, string>;
+}
+
+const STACK_MODULE = join(__dirname, '..', '..', 'deploy', 'dev', 'stack');
+
+function localStack(): LocalStack {
+  const load = createRequire(__filename);
+  let path: string;
+  try {
+    path = load.resolve(STACK_MODULE);
+  } catch {
+    throw new Error(
+      '`keelson dev` runs the local stack of a Keelson checkout (deploy/dev), which this installed CLI does not ' +
+        'carry: run `npx keelson dev ...` in a clone of the repository',
+    );
+  }
+  return load(path) as LocalStack;
+}
 
 function positiveInt(name: string, max: number) {
   return (value: string): number => {
@@ -24,7 +50,7 @@ export function registerDev(program: Command): void {
         '`kubectl apply -f skyhook.yaml` starts a rollout',
     )
     .action(async (opts: { nodes: number; customResources?: boolean }) => {
-      await stackUp({
+      await localStack().stackUp({
         nodes: opts.nodes,
         customResources: opts.customResources === true,
         log: (line) => process.stdout.write(`${line}\n`),
@@ -36,7 +62,7 @@ export function registerDev(program: Command): void {
     .command('down')
     .description('Stop every service of the local stack (its data stays under .keelson/)')
     .action(async () => {
-      const stopped = await stackDown();
+      const stopped = await localStack().stackDown();
       process.stdout.write(stopped.length ? `stopped: ${stopped.join(', ')}\n` : 'nothing was running\n');
     });
 
@@ -44,6 +70,7 @@ export function registerDev(program: Command): void {
     .command('env')
     .description('Print the local stack settings as shell exports: eval "$(npx keelson dev env)"')
     .action(() => {
-      for (const [key, value] of Object.entries(stackEnv())) process.stdout.write(`export ${key}=${value}\n`);
+      for (const [key, value] of Object.entries(localStack().stackEnv()))
+        process.stdout.write(`export ${key}=${value}\n`);
     });
 }

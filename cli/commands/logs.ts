@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
-import { ApiClient } from '../../client/http-client';
+import type { ApiClient } from '../../client/http-client';
 import { EXIT, run } from './output';
 
 // `keelson logs`: the log of a package stage's Job pod on a node (through the API, which reads pods/log). The log
@@ -17,7 +17,7 @@ interface LogsOptions {
   tail?: string;
 }
 
-export function registerLogs(program: Command): void {
+export function registerLogs(program: Command, api: () => ApiClient): void {
   program
     .command('logs')
     .description("The log of a package stage's Job pod on a node (without --stage: the latest stage that has a pod)")
@@ -35,7 +35,7 @@ export function registerLogs(program: Command): void {
         if (o.container !== undefined) query.set('container', o.container);
         if (o.tail !== undefined) query.set('tail', o.tail);
         if (o.follow) query.set('follow', 'true');
-        const res = await ApiClient.fromEnv().stream(`/v1/nodes/${encodeURIComponent(o.node)}/logs?${query}`);
+        const res = await api().stream(`/v1/nodes/${encodeURIComponent(o.node)}/logs?${query}`);
         const h = (name: string) => res.headers.get(`x-keelson-${name}`) ?? '';
         const waiting = res.headers.get('x-keelson-waiting');
         process.stderr.write(

@@ -1,26 +1,16 @@
 import type { Command } from 'commander';
 import { allSucceeded, IgnoreActionSchema, type IgnoreAnswer } from '../../model/node-ignore';
-import { ApiClient } from '../../client/http-client';
+import type { ApiClient } from '../../client/http-client';
 import type { Status } from '../../model';
 import { needsNodeList, selectNodes } from '../../model/node-selection';
 import { confirm, NOT_CONFIRMED_EXIT } from './confirm';
 import { eachNode } from './each-node';
-import { EXIT, printJson, run, table } from './output';
-import { packagesText, type PackageView } from './progress';
+import { EXIT, formatOf, outputOption, printJson, run, structured, type OutputFormat } from './output';
+import { nodeStatusText, type NodeBody } from './views';
 
 // `keelson node ...`: a node's state across rollouts, rerun a package, reset a rollout on the node, keep nodes out
 // of every rollout or let them in again (through the API). Rerun and reset take several nodes, `*` patterns over the
 // rollout's nodes, or its erroring nodes.
-
-interface NodeBody {
-  node: string;
-  link: string;
-  rollouts: Record<
-    string,
-    { status: string; paused: boolean; disabled: boolean; packages: Record<string, PackageView> }
-  >;
-  cordonedBy: string | null;
-}
 
 interface Selecting {
   rollout: string;
@@ -52,27 +42,22 @@ async function selected(client: ApiClient, args: string[], o: Selecting): Promis
 const several = (nodes: string[]) =>
   nodes.length === 1 ? `node ${nodes[0]}` : `${nodes.length} nodes (${nodes.join(', ')})`;
 
-export function registerNode(program: Command): void {
+export function registerNode(program: Command, api: () => ApiClient): void {
   const node = program.command('node').description("Read and repair a node's packages (through the Keelson API)");
-  const api = () => ApiClient.fromEnv();
   const path = (n: string, tail = '') => `/v1/nodes/${encodeURIComponent(n)}${tail}`;
 
   node
     .command('status <node>')
     .description('Every rollout on the node: status and package entries')
-    .option('--json', 'print the state as JSON')
-    .action((name: string, o: { json?: boolean }) =>
+    .addOption(outputOption())
+    .option('--json', 'the same as -o json')
+    .action((name: string, o: { json?: boolean; output?: OutputFormat }) =>
       run(async () => {
+        const format = formatOf(o);
         const { body } = await api().request<NodeBody>('GET', path(name));
-        if (o.json) printJson(body);
-        else {
-          const rows = Object.entries(body.rollouts).map(([r, v]) => [r, v.status, packagesText(v.packages)]);
-          process.stdout.write(
-            `node ${body.node}${body.cordonedBy ? ` (cordoned by ${body.cordonedBy})` : ''}\n` +
-              table([['ROLLOUT', 'STATUS', 'PACKAGES'], ...rows]) +
-              `Temporal UI: ${body.link}\n`,
-          );
-        }
+        process.stdout.write(
+          format === 'json' || format === 'yaml' ? structured(format, body) : nodeStatusText(body, format === 'wide'),
+        );
         return EXIT.ok;
       }),
     );

@@ -1,3 +1,5 @@
+import { InvalidArgumentError, Option } from 'commander';
+import YAML from 'yaml';
 import { ApiError } from '../../client/http-client';
 
 // Exit codes of the API-backed commands (documented in ../main.ts and docs/cli.md) and how errors are printed.
@@ -27,7 +29,11 @@ export function reportError(err: unknown): number {
   if (!(err instanceof ApiError)) throw err;
   if (err.body.errors?.length) for (const e of err.body.errors) process.stderr.write(`${e.path}: ${e.message}\n`);
   else process.stderr.write(`keelson: ${err.message}\n`);
-  if (err.status === 401) process.stderr.write('keelson: set KEELSON_API_TOKEN to a token the API accepts\n');
+  if (err.status === 401) {
+    process.stderr.write(
+      'keelson: give a token the API accepts: --token, KEELSON_API_TOKEN, or a context (keelson config set-context)\n',
+    );
+  }
   return exitCodeOf(err);
 }
 
@@ -45,4 +51,31 @@ export const printJson = (value: unknown) => process.stdout.write(`${JSON.string
 export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
+}
+
+export const OUTPUT_FORMATS = ['json', 'yaml', 'wide'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** Commander's parser of `-o`: a bad value is a usage error naming the flag, the value and the formats there are. */
+export function parseOutputFormat(value: string): OutputFormat {
+  const format = OUTPUT_FORMATS.find((f) => f === value);
+  if (format === undefined) {
+    throw new InvalidArgumentError(
+      `-o/--output: ${JSON.stringify(value)} is not allowed; use ${OUTPUT_FORMATS.slice(0, -1).join(', ')} or ${OUTPUT_FORMATS.at(-1)}`,
+    );
+  }
+  return format;
+}
+
+/** `-o json|yaml|wide` of the listing and status commands. */
+export const outputOption = () =>
+  new Option('-o, --output <format>', 'json, yaml, or wide (a table with more columns)').argParser(parseOutputFormat);
+
+/** The format asked for: `-o`, else `--json` (kept from before `-o`); undefined is the plain table. */
+export const formatOf = (o: { output?: OutputFormat; json?: boolean }): OutputFormat | undefined =>
+  o.output ?? (o.json ? 'json' : undefined);
+
+/** The text of `value` as JSON or YAML, for scripts. */
+export function structured(format: 'json' | 'yaml', value: unknown): string {
+  return format === 'json' ? `${JSON.stringify(value, null, 2)}\n` : YAML.stringify(value);
 }

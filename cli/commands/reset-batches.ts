@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { ApiClient } from '../../client/http-client';
+import type { ApiClient } from '../../client/http-client';
 import type { BatchResetResult } from '../../workflows/messages';
 import { confirm, NOT_CONFIRMED_EXIT } from './confirm';
 import { EXIT, printJson, run } from './output';
@@ -9,7 +9,7 @@ import { actor } from './who';
 // (alias `dp reset`) as a Skyhook user types it. Every compartment starts again from batch 1; nodes in flight go on.
 
 /** Gives `command` the batch reset's arguments, options and action. */
-export function defineResetBatches(command: Command): Command {
+export function defineResetBatches(command: Command, api: () => ApiClient): Command {
   return command
     .argument('<name>', 'rollout')
     .description(
@@ -24,7 +24,7 @@ export function defineResetBatches(command: Command): Command {
       run(async () => {
         const answer = await confirm(`reset the batches of rollout ${name}`, o.yes || o.confirm);
         if (answer !== 'yes') return NOT_CONFIRMED_EXIT[answer];
-        const { body } = await ApiClient.fromEnv().request<BatchResetResult>(
+        const { body } = await api().request<BatchResetResult>(
           'POST',
           `/v1/rollouts/${encodeURIComponent(name)}/reset-batches`,
           { json: { reason: o.reason, actor: actor() } },
@@ -43,10 +43,10 @@ export function defineResetBatches(command: Command): Command {
     );
 }
 
-export function registerDeploymentPolicy(program: Command): void {
+export function registerDeploymentPolicy(program: Command, api: () => ApiClient): void {
   const dp = program
     .command('deployment-policy')
     .alias('dp')
     .description("Skyhook's deployment-policy commands (through the Keelson API)");
-  defineResetBatches(dp.command('reset'));
+  defineResetBatches(dp.command('reset'), api);
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ApiClient } from '../../client/http-client';
+import type { ApiClient } from '../../client/http-client';
 import {
   collectFiles,
   FILE_FLAGS,
@@ -10,14 +10,14 @@ import {
   type Manifests,
 } from './manifests';
 import { confirm, NOT_CONFIRMED_EXIT } from './confirm';
-import { EXIT, printJson, run, table } from './output';
-import { auditLine, follow, nodeTable, summaryLine, type StatusBody } from './progress';
+import { EXIT, formatOf, outputOption, printJson, run, structured, type OutputFormat } from './output';
+import { follow, type StatusBody } from './progress';
 import { defineResetBatches } from './reset-batches';
+import { rolloutListText, rolloutStatusText, type RolloutListEntry } from './views';
 import { actor } from './who';
 
 // `keelson rollout ...`: start, apply, status, list, pause/resume/disable/enable, reset-batches, delete, all through
-// the HTTP API
-// (KEELSON_API_URL, KEELSON_API_TOKEN), so auth and validation live in one place.
+// the HTTP API (`api` says which, from flags, environment or context), so auth and validation live in one place.
 
 interface Ref {
   name: string;
@@ -80,9 +80,8 @@ const followOpts = (o: FollowFlags) => ({
   timeoutMs: o.timeout * 1000,
 });
 
-export function registerRollout(program: Command): void {
+export function registerRollout(program: Command, api: () => ApiClient): void {
   const rollout = program.command('rollout').description('Start, watch and steer rollouts (through the Keelson API)');
-  const api = () => ApiClient.fromEnv();
 
   rollout
     .command('start')
@@ -155,17 +154,22 @@ export function registerRollout(program: Command): void {
     .option('--watch', 'follow progress until the rollout settles')
     .option('--timeout <seconds>', 'longest --watch', seconds('--timeout'), 3600)
     .option('--interval <seconds>', 'poll period of --watch', seconds('--interval'), 1)
-    .option('--json', 'print the status as JSON')
-    .action((name: string, o: { watch?: boolean; json?: boolean } & FollowFlags) =>
+    .addOption(outputOption())
+    .option('--json', 'the same as -o json')
+    .action((name: string, o: { watch?: boolean; json?: boolean; output?: OutputFormat } & FollowFlags) =>
       run(async () => {
+        const format = formatOf(o);
+        if (o.watch && format !== undefined) {
+          process.stderr.write(`keelson: --watch draws progress; -o ${format} is for a status without --watch\n`);
+          return EXIT.usage;
+        }
         if (o.watch) return follow(api(), name, followOpts(o));
         const { body } = await api().request<StatusBody>('GET', `/v1/rollouts/${encodeURIComponent(name)}`);
-        if (o.json) printJson(body);
-        else
-          process.stdout.write(
-            `${summaryLine(body)}\n${auditLine(body)}${nodeTable(body)}` +
-              `${body.links ? `Temporal UI: ${body.links.rollout}\n` : ''}`,
-          );
+        process.stdout.write(
+          format === 'json' || format === 'yaml'
+            ? structured(format, body)
+            : rolloutStatusText(body, format === 'wide'),
+        );
         return EXIT.ok;
       }),
     );
@@ -173,22 +177,17 @@ export function registerRollout(program: Command): void {
   rollout
     .command('list')
     .description('Running rollouts of the cluster')
-    .option('--json', 'print the list as JSON')
-    .action((o: { json?: boolean }) =>
+    .addOption(outputOption())
+    .option('--json', 'the same as -o json')
+    .action((o: { json?: boolean; output?: OutputFormat }) =>
       run(async () => {
-        const { body } = await api().request<{
-          rollouts: { name: string; status: string; packages: string[]; startTime: string }[];
-        }>('GET', '/v1/rollouts');
-        if (o.json) printJson(body);
-        else if (body.rollouts.length === 0) process.stdout.write('no rollouts\n');
-        else {
-          process.stdout.write(
-            table([
-              ['NAME', 'STATUS', 'PACKAGES', 'STARTED'],
-              ...body.rollouts.map((r) => [r.name, r.status, r.packages.join(',') || '-', r.startTime]),
-            ]),
-          );
-        }
+        const format = formatOf(o);
+        const { body } = await api().request<{ rollouts: RolloutListEntry[] }>('GET', '/v1/rollouts');
+        process.stdout.write(
+          format === 'json' || format === 'yaml'
+            ? structured(format, body)
+            : rolloutListText(body.rollouts, format === 'wide'),
+        );
         return EXIT.ok;
       }),
     );
@@ -216,7 +215,7 @@ export function registerRollout(program: Command): void {
       );
   }
 
-  defineResetBatches(rollout.command('reset-batches'));
+  defineResetBatches(rollout.command('reset-batches'), api);
 
   rollout
     .command('delete <name>')

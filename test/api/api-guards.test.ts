@@ -1,5 +1,7 @@
 import { caller } from './http';
-import { manifest, startTestKeelson, type TestKeelson } from './stack';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { manifest, SCOPED, startTestKeelson, type TestKeelson } from './stack';
 
 // Auth, validation and hostile input, the OpenAPI document, /healthz and /metrics, over real HTTP.
 
@@ -144,6 +146,7 @@ test('GET /openapi.json: every route of docs/api.md, with schemas generated from
       '/v1/rollouts/{name}/pause',
       '/v1/rollouts/{name}/reset-batches',
       '/v1/rollouts/{name}/resume',
+      '/v1/version',
     ].sort(),
   );
   const schemas = r.body.components.schemas;
@@ -170,6 +173,16 @@ test('GET /openapi.json: every route of docs/api.md, with schemas generated from
     'follow?',
   ]);
   expect(r.body.paths['/v1/rollouts'].post.responses['409']).toBeDefined();
+});
+
+test('GET /v1/version: the version of package.json, for a read token; 403 for a token without read', async () => {
+  const { version } = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8'));
+  const r = await call('GET', '/v1/version');
+  expect([r.status, r.body]).toEqual([200, { version, api: 'v1' }]);
+  const reader = await caller(() => ({ url: k.url, token: SCOPED.reader.token }))('GET', '/v1/version');
+  expect(reader.status).toBe(200);
+  const deployer = await caller(() => ({ url: k.url, token: SCOPED.deployer.token }))('GET', '/v1/version');
+  expect(deployer.status).toBe(403);
 });
 
 test('GET /metrics counts requests by route and status', async () => {

@@ -101,6 +101,30 @@ describe("the image's build step and entry points, with node alone", () => {
     expect(controller.stderr).toContain('KEELSON_CONTROLLER_RESYNC_SECONDS="0": must be a whole number from 1 to 3600');
   });
 
+  test("the compiled CLI runs with node alone: keelson --version is the image's package.json version", async () => {
+    const { version } = JSON.parse(fs.readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    const stdout = await new Promise<string>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        ['dist/cli/main.js', '--version'],
+        {
+          cwd: scratch,
+          env: {
+            PATH: process.env.PATH!,
+            KEELSON_API_URL: 'http://127.0.0.1:7489',
+            KEELSON_CONFIG: path.join(scratch, 'none.yaml'),
+          },
+        },
+        (err, out) => (err ? reject(err) : resolve(out)),
+      ),
+    );
+    expect(stdout).toBe(
+      `client: ${version}\nserver: unknown (cannot reach the Keelson API at http://127.0.0.1:7489 (ECONNREFUSED))\n`,
+    );
+  });
+
   test('the compiled worker loads the prebuilt workflow bundle, answers /healthz and drains on SIGTERM', async () => {
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     const child = spawn(process.execPath, [values.worker.command[1]!], {

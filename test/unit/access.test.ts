@@ -67,6 +67,7 @@ describe('scopes per route', () => {
     ['HEAD', '/v1/rollouts/:name'],
     ['GET', '/v1/nodes/:node'],
     ['GET', '/v1/nodes/:node/logs'],
+    ['GET', '/v1/version'],
   ] as const;
   const operates = [
     ...['pause', 'resume', 'disable', 'enable', 'reset-batches'].map(

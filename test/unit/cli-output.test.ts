@@ -1,0 +1,148 @@
+import { InvalidArgumentError } from 'commander';
+import YAML from 'yaml';
+import { formatOf, parseOutputFormat, structured } from '../../cli/commands/output';
+import type { StatusBody } from '../../cli/commands/progress';
+import { nodeStatusText, rolloutListText, rolloutStatusText, type NodeBody } from '../../cli/commands/views';
+
+// `-o json|yaml|wide` of `rollout list`, `rollout status` and `node status`: the flag's values and what each prints.
+
+describe('-o/--output', () => {
+  test('json, yaml and wide are taken; --json alone means json; -o wins over it', () => {
+    expect(OUTPUTS.map(parseOutputFormat)).toEqual(OUTPUTS);
+    expect(formatOf({ json: true })).toBe('json');
+    expect(formatOf({ json: true, output: 'wide' })).toBe('wide');
+    expect(formatOf({})).toBeUndefined();
+  });
+
+  test('another value is a usage error naming the flag, the value and the allowed values', () => {
+    expect(() => parseOutputFormat('xml')).toThrow(InvalidArgumentError);
+    expect(() => parseOutputFormat('JSON')).toThrow('-o/--output: "JSON" is not allowed; use json, yaml or wide');
+  });
+
+  test('json and yaml print the same value', () => {
+    const value = { rollouts: [{ name: 'drivers', packages: ['base'] }] };
+    expect(JSON.parse(structured('json', value))).toEqual(value);
+    expect(YAML.parse(structured('yaml', value))).toEqual(value);
+    expect(structured('yaml', value)).toBe('rollouts:\n  - name: drivers\n    packages:\n      - base\n');
+  });
+});
+const OUTPUTS = ['json', 'yaml', 'wide'] as const;
+
+const pkg = (version: string, stage: string, state: string, restarts = 0) => ({ version, stage, state, restarts });
+
+describe('rollout list', () => {
+  const rollouts = [
+    {
+      name: 'drivers',
+      status: 'in_progress',
+      packages: ['base', 'gpu'],
+      startTime: '2026-12-01T10:00:00.000Z',
+      workflowId: 'keelson/c/rollout/drivers',
+      runId: 'r-1',
+    },
+    { name: 'empty', status: 'complete', packages: [], startTime: '2026-12-01T11:00:00.000Z' },
+  ];
+
+  test('plain: name, status, packages, start; wide adds the workflow and run IDs', () => {
+    expect(rolloutListText(rollouts, false)).toBe(
+      [
+        'NAME     STATUS       PACKAGES  STARTED',
+        'drivers  in_progress  base,gpu  2026-12-01T10:00:00.000Z',
+        'empty    complete     -         2026-12-01T11:00:00.000Z',
+        '',
+      ].join('\n'),
+    );
+    expect(rolloutListText(rollouts, true)).toBe(
+      [
+        'NAME     STATUS       PACKAGES  STARTED                   WORKFLOW ID                RUN ID',
+        'drivers  in_progress  base,gpu  2026-12-01T10:00:00.000Z  keelson/c/rollout/drivers  r-1',
+        'empty    complete     -         2026-12-01T11:00:00.000Z  -                          -',
+        '',
+      ].join('\n'),
+    );
+    expect(rolloutListText([], true)).toBe('no rollouts\n');
+  });
+});
+
+describe('rollout status', () => {
+  const status: StatusBody = {
+    name: 'drivers',
+    status: 'in_progress',
+    generation: 2,
+    paused: false,
+    disabled: false,
+    completeNodes: '1/3',
+    nodes: {
+      'node-002': {
+        status: 'in_progress',
+        packages: { gpu: pkg('2.0', 'apply', 'in_progress', 1), base: pkg('1.0', 'config', 'complete') },
+      },
+      'node-001': { status: 'complete', packages: { base: pkg('1.0', 'config', 'complete') } },
+      'node-003': { status: 'waiting', packages: {} },
+    },
+    links: { rollout: 'http://ui/r' },
+  };
+
+  test('plain: one row a node; wide: one row a package, its fields in columns', () => {
+    expect(rolloutStatusText(status, false)).toBe(
+      [
+        'rollout drivers: in_progress, 1/3 nodes complete, generation 2',
+        'NODE      STATUS       PACKAGES',
+        'node-001  complete     base@1.0 config complete',
+        'node-002  in_progress  base@1.0 config complete, gpu@2.0 apply in_progress (1 restarts)',
+        'node-003  waiting      -',
+        'Temporal UI: http://ui/r',
+        '',
+      ].join('\n'),
+    );
+    expect(rolloutStatusText(status, true)).toBe(
+      [
+        'rollout drivers: in_progress, 1/3 nodes complete, generation 2',
+        'NODE      STATUS       PACKAGE  VERSION  STAGE   STATE        RESTARTS',
+        'node-001  complete     base     1.0      config  complete     0',
+        'node-002  in_progress  base     1.0      config  complete     0',
+        'node-002  in_progress  gpu      2.0      apply   in_progress  1',
+        'node-003  waiting      -        -        -       -            -',
+        'Temporal UI: http://ui/r',
+        '',
+      ].join('\n'),
+    );
+  });
+});
+
+describe('node status', () => {
+  const node: NodeBody = {
+    node: 'node-001',
+    link: 'http://ui/n',
+    cordonedBy: 'drivers',
+    rollouts: {
+      drivers: {
+        status: 'in_progress',
+        paused: false,
+        disabled: false,
+        packages: { base: { ...pkg('1.0', 'interrupt', 'in_progress'), attempts: 2 } },
+      },
+    },
+  };
+
+  test('plain: one row a rollout; wide: one row a package with restarts and attempts', () => {
+    expect(nodeStatusText(node, false)).toBe(
+      [
+        'node node-001 (cordoned by drivers)',
+        'ROLLOUT  STATUS       PACKAGES',
+        'drivers  in_progress  base@1.0 interrupt in_progress',
+        'Temporal UI: http://ui/n',
+        '',
+      ].join('\n'),
+    );
+    expect(nodeStatusText(node, true)).toBe(
+      [
+        'node node-001 (cordoned by drivers)',
+        'ROLLOUT  STATUS       PACKAGE  VERSION  STAGE      STATE        RESTARTS  ATTEMPTS',
+        'drivers  in_progress  base     1.0      interrupt  in_progress  0         2',
+        'Temporal UI: http://ui/n',
+        '',
+      ].join('\n'),
+    );
+  });
+});
