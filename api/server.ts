@@ -7,6 +7,7 @@ import { OPEN_IMAGE_POLICY, type ImagePolicy } from '../model/image-policy';
 import { InvalidError, KeelsonError, type KeelsonClient, type KeelsonErrorKind } from '../client';
 import type { AccessLog } from './access-log';
 import { tokenChecker } from './auth';
+import type { ApiTls } from './tls';
 import type { ClusterAccess } from './cluster';
 import { setIgnored, targetNodes } from './node-ignore';
 import { rolloutFromBody } from './manifest-body';
@@ -31,7 +32,10 @@ export interface ApiOptions {
   keelson: KeelsonClient;
   /** Kubernetes, for `node ignore|unignore` and `logs`. */
   cluster: ClusterAccess;
-  tokens: readonly ApiToken[];
+  /** The accepted tokens, or where to find the ones accepted now (a token file reloaded while the API runs). */
+  tokens: readonly ApiToken[] | (() => readonly ApiToken[]);
+  /** Serve HTTPS with this material; unset: plain HTTP. */
+  tls?: ApiTls;
   bodyLimitBytes?: number;
   logger?: boolean;
   /** Receives one entry a request (route, actor, status, rollout, duration). */
@@ -67,6 +71,15 @@ function sendError(
   return reply.code(status).send({ error, message, ...(errors !== undefined && { errors }) });
 }
 
+/** The HTTPS server options of TLS material: a client CA makes a client certificate it signed required (mTLS). */
+export function httpsOptions(tls: ApiTls) {
+  return {
+    cert: tls.cert,
+    key: tls.key,
+    ...(tls.clientCa && { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true }),
+  };
+}
+
 export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   const { keelson, cluster } = opts;
   const imagePolicy = opts.imagePolicy ?? OPEN_IMAGE_POLICY;
@@ -83,7 +96,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   const about = (req: FastifyRequest, rollout: string) => void (audit(req).rollout = rollout);
   const metrics = createMetrics();
   const openapi = openApiDocument();
-  const app = Fastify({
+  const fastifyOptions = {
     logger: opts.logger ?? false,
     bodyLimit: opts.bodyLimitBytes ?? 1024 * 1024,
     onProtoPoisoning: 'error',
@@ -91,7 +104,11 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     return503OnClosing: true,
     connectionTimeout: 30_000,
     requestTimeout: 60_000,
-  });
+  } as const;
+  // Routes and hooks do not depend on the transport, so an HTTPS instance is handled as the plain one's type.
+  const app = opts.tls
+    ? (Fastify({ ...fastifyOptions, https: httpsOptions(opts.tls) }) as unknown as FastifyInstance)
+    : Fastify(fastifyOptions);
 
   // Every route states who may call it (model/access.ts): one missing from the table is a bug caught at start-up.
   app.addHook('onRoute', (route) => {

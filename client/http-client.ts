@@ -1,5 +1,8 @@
+import { clientTlsFromEnv, tlsFetch, type ClientTls, type Fetch } from './tls-fetch';
+
 // A client of Keelson's HTTP API (the CLI uses it): KEELSON_API_URL and KEELSON_API_TOKEN, JSON answers, and a
-// typed error for every answer that is not a success.
+// typed error for every answer that is not a success. An https URL may name a CA to trust and a client certificate
+// (./tls-fetch.ts).
 
 export const DEFAULT_API_URL = 'http://127.0.0.1:7480';
 
@@ -21,16 +24,25 @@ export class ApiError extends Error {
 }
 
 export class ApiClient {
+  private readonly fetch: Fetch;
+
   constructor(
     readonly url: string,
     private readonly token: string | undefined,
     private readonly timeoutMs = 30_000,
-  ) {}
+    /** A CA to trust and a client certificate, for an https URL; unset: the system CAs, no client certificate. */
+    tls?: ClientTls,
+  ) {
+    this.fetch = tls && url.startsWith('https:') ? tlsFetch(tls) : (u, init) => fetch(u, init);
+  }
 
+  /** KEELSON_API_URL, KEELSON_API_TOKEN and the TLS files; a TLS file that cannot be read throws naming it. */
   static fromEnv(env: Readonly<Record<string, string | undefined>> = process.env): ApiClient {
     return new ApiClient(
       (env.KEELSON_API_URL || DEFAULT_API_URL).replace(/\/+$/, ''),
       env.KEELSON_API_TOKEN || undefined,
+      undefined,
+      clientTlsFromEnv(env),
     );
   }
 
@@ -45,7 +57,7 @@ export class ApiClient {
     const timer = setTimeout(() => abort.abort(), this.timeoutMs);
     let res: Response;
     try {
-      res = await fetch(`${this.url}${path}`, { headers, signal: abort.signal });
+      res = await this.fetch(`${this.url}${path}`, { headers, signal: abort.signal });
     } catch (err) {
       throw this.unreachable(err);
     } finally {
@@ -78,7 +90,7 @@ export class ApiClient {
     }
     let res: Response;
     try {
-      res = await fetch(`${this.url}${path}`, {
+      res = await this.fetch(`${this.url}${path}`, {
         method,
         headers,
         ...(payload !== undefined && { body: payload }),
