@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
+import { Agent, request } from 'node:https';
 import { Readable } from 'node:stream';
 
 // A fetch over node:https for an API whose certificate the system CAs do not vouch for (a private CA, a
@@ -53,6 +53,12 @@ export function clientTlsFromEnv(env: Readonly<Record<string, string | undefined
 
 /** A fetch that trusts `tls.ca` (on top of nothing else: the CA file replaces the system CAs) and presents its pair. */
 export function tlsFetch(tls: ClientTls): Fetch {
+  // An agent of its own: kept-alive connections are never shared with a client that trusts other CAs.
+  const agent = new Agent({
+    keepAlive: true,
+    ...(tls.ca && { ca: tls.ca }),
+    ...(tls.cert && tls.key && { cert: tls.cert, key: tls.key }),
+  });
   return (url, init) =>
     new Promise<Response>((resolve, reject) => {
       const req = request(
@@ -60,8 +66,7 @@ export function tlsFetch(tls: ClientTls): Fetch {
         {
           method: init.method ?? 'GET',
           headers: init.headers,
-          ...(tls.ca && { ca: tls.ca }),
-          ...(tls.cert && tls.key && { cert: tls.cert, key: tls.key }),
+          agent,
           ...(init.signal && { signal: init.signal }),
         },
         (res) => {
