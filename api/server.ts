@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { errorMap, IgnoreActionSchema, IgnoreBodySchema, toValidationErrors } from '../model';
@@ -76,7 +77,9 @@ export function httpsOptions(tls: ApiTls) {
   return {
     cert: tls.cert,
     key: tls.key,
-    ...(tls.clientCa && { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true }),
+    // The handshake asks for a client certificate but lets every client through, so /healthz answers probes that
+    // have none; the auth hook refuses every other route to a client without one the CA signed.
+    ...(tls.clientCa && { ca: tls.clientCa, requestCert: true, rejectUnauthorized: false }),
   };
 }
 
@@ -124,6 +127,18 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     // Defined for every route (the onRoute hook); a request no route matches needs a valid token.
     const access = routeAccess(req.method, req.routeOptions.url) ?? 'any';
     if (access === 'public') return;
+    if (opts.tls?.clientCa) {
+      const socket = req.raw.socket as TLSSocket;
+      if (!socket.authorized) {
+        await sendError(
+          reply,
+          401,
+          'unauthorized',
+          `a client certificate signed by the API's client CA is required (${String(socket.authorizationError ?? 'none presented')})`,
+        );
+        return;
+      }
+    }
     const token = identify(req.headers.authorization);
     if (!token) {
       reply.header('www-authenticate', 'Bearer');
