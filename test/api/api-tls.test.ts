@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
@@ -8,6 +8,7 @@ import { loadApiSettings } from '../../api/settings';
 import { readApiTls } from '../../api/tls';
 import { ApiClient, ApiError } from '../../client/http-client';
 import { SettingsError } from '../../workers/temporal-settings';
+import { watchFiles } from '../../workers/watched-files';
 import { pem, selfSigned, signedBy, type KeyPair } from '../harness/certificates';
 import { secretVolume } from '../harness/secret-volume';
 
@@ -49,7 +50,7 @@ async function startApi(env: Record<string, string>): Promise<RunningApi> {
   child.stdout.resume();
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no listen line in: ${stderr}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`no listen line in: ${stderr}`)), 90_000);
     child.stderr.on('data', () => {
       const m = /listening on (https?:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
       if (m) {
@@ -321,5 +322,29 @@ describe('mTLS: with a client CA, only clients presenting a certificate it signe
     ).toThrow(
       'KEELSON_API_CLIENT_KEY_FILE="": must be set together with KEELSON_API_CLIENT_CERT_FILE (a client certificate and its key)',
     );
+  });
+});
+
+describe('watched files', () => {
+  test('the periodic check sees a change that no file event reports, and only a change of content', async () => {
+    // The directory does not exist when watching begins, so there is nothing to watch: only the check can see it.
+    const dir = join(scratch, 'created-later');
+    const file = join(dir, 'tokens');
+    const seen: string[] = [];
+    const watch = await watchFiles([file], () => void seen.push('changed'), { pollMs: 200 });
+    try {
+      await new Promise((r) => setTimeout(r, 500));
+      expect(seen).toEqual([]);
+      mkdirSync(dir);
+      writeFileSync(file, 'first\n');
+      await eventually('the periodic check sees the new file', () => seen.length === 1);
+      writeFileSync(file, 'first\n');
+      await new Promise((r) => setTimeout(r, 500));
+      expect(seen).toEqual(['changed']);
+      writeFileSync(file, 'second\n');
+      await eventually('the periodic check sees the new content', () => seen.length === 2);
+    } finally {
+      watch.close();
+    }
   });
 });
