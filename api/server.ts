@@ -130,11 +130,15 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     if (opts.tls?.clientCa) {
       const socket = req.raw.socket as TLSSocket;
       if (!socket.authorized) {
+        const presented = Object.keys(socket.getPeerCertificate()).length > 0;
         await sendError(
           reply,
           401,
           'unauthorized',
-          `a client certificate signed by the API's client CA is required (${String(socket.authorizationError ?? 'none presented')})`,
+          "a client certificate signed by the API's client CA is required " +
+            (presented
+              ? `(the one presented was refused: ${String(socket.authorizationError)})`
+              : '(none was presented)'),
         );
         return;
       }

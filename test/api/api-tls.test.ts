@@ -306,11 +306,11 @@ describe('mTLS: with a client CA, only clients presenting a certificate it signe
     };
     expect(await refusal()).toEqual([
       401,
-      "a client certificate signed by the API's client CA is required (UNABLE_TO_GET_ISSUER_CERT)",
+      "a client certificate signed by the API's client CA is required (none was presented)",
     ]);
     expect(await refusal(mallory)).toEqual([
       401,
-      "a client certificate signed by the API's client CA is required (UNABLE_TO_GET_ISSUER_CERT)",
+      "a client certificate signed by the API's client CA is required (the one presented was refused: UNABLE_TO_VERIFY_LEAF_SIGNATURE)",
     ]);
     // /healthz is public: kubelet probes, which present no certificate, reach it.
     expect((await withCert().request('GET', '/healthz')).status).toBe(200);
