@@ -50,7 +50,11 @@ async function startApi(env: Record<string, string>): Promise<RunningApi> {
   child.stdout.resume();
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no listen line in: ${stderr}`)), 90_000);
+    // A process that never listens is stopped, so that no test leaves one behind.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no listen line in: ${stderr}`));
+    }, 90_000);
     child.stderr.on('data', () => {
       const m = /listening on (https?:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
       if (m) {
