@@ -50,12 +50,24 @@ export function loadTokens(settings: ApiSettings): ApiToken[] {
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 
-/** The accepted token an `Authorization` header value presents, or undefined. */
-export function tokenChecker(tokens: readonly ApiToken[]): (header: string | undefined) => ApiToken | undefined {
-  const accepted = tokens.map((t) => ({ t, d: digest(t.token) }));
+/**
+ * The accepted token an `Authorization` header value presents, or undefined. `tokens` may be a function giving the
+ * tokens accepted now: each new set it returns is hashed once, when first used.
+ */
+export function tokenChecker(
+  tokens: readonly ApiToken[] | (() => readonly ApiToken[]),
+): (header: string | undefined) => ApiToken | undefined {
+  const current = typeof tokens === 'function' ? tokens : () => tokens;
+  let hashedFrom: readonly ApiToken[] | undefined;
+  let accepted: { t: ApiToken; d: Buffer }[] = [];
   return (header) => {
     const match = /^Bearer (\S+)$/.exec(header ?? '');
     if (!match) return undefined;
+    const now = current();
+    if (now !== hashedFrom) {
+      accepted = now.map((t) => ({ t, d: digest(t.token) }));
+      hashedFrom = now;
+    }
     const presented = digest(match[1]!);
     let found: ApiToken | undefined;
     for (const a of accepted) if (timingSafeEqual(a.d, presented)) found = a.t;

@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { errorMap, IgnoreActionSchema, IgnoreBodySchema, toValidationErrors } from '../model';
@@ -8,6 +9,7 @@ import { InvalidError, KeelsonError, type KeelsonClient, type KeelsonErrorKind }
 import { keelsonVersion } from '../client/version';
 import type { AccessLog } from './access-log';
 import { tokenChecker } from './auth';
+import type { ApiTls } from './tls';
 import type { ClusterAccess } from './cluster';
 import { setIgnored, targetNodes } from './node-ignore';
 import { rolloutFromBody } from './manifest-body';
@@ -32,7 +34,10 @@ export interface ApiOptions {
   keelson: KeelsonClient;
   /** Kubernetes, for `node ignore|unignore` and `logs`. */
   cluster: ClusterAccess;
-  tokens: readonly ApiToken[];
+  /** The accepted tokens, or where to find the ones accepted now (a token file reloaded while the API runs). */
+  tokens: readonly ApiToken[] | (() => readonly ApiToken[]);
+  /** Serve HTTPS with this material; unset: plain HTTP. */
+  tls?: ApiTls;
   bodyLimitBytes?: number;
   logger?: boolean;
   /** Receives one entry a request (route, actor, status, rollout, duration). */
@@ -68,6 +73,17 @@ function sendError(
   return reply.code(status).send({ error, message, ...(errors !== undefined && { errors }) });
 }
 
+/** The HTTPS server options of TLS material: a client CA makes a client certificate it signed required (mTLS). */
+export function httpsOptions(tls: ApiTls) {
+  return {
+    cert: tls.cert,
+    key: tls.key,
+    // The handshake asks for a client certificate but lets every client through, so /healthz answers probes that
+    // have none; the auth hook refuses every other route to a client without one the CA signed.
+    ...(tls.clientCa && { ca: tls.clientCa, requestCert: true, rejectUnauthorized: false }),
+  };
+}
+
 export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   const { keelson, cluster } = opts;
   const imagePolicy = opts.imagePolicy ?? OPEN_IMAGE_POLICY;
@@ -84,7 +100,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   const about = (req: FastifyRequest, rollout: string) => void (audit(req).rollout = rollout);
   const metrics = createMetrics();
   const openapi = openApiDocument();
-  const app = Fastify({
+  const fastifyOptions = {
     logger: opts.logger ?? false,
     bodyLimit: opts.bodyLimitBytes ?? 1024 * 1024,
     onProtoPoisoning: 'error',
@@ -92,7 +108,11 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     return503OnClosing: true,
     connectionTimeout: 30_000,
     requestTimeout: 60_000,
-  });
+  } as const;
+  // Routes and hooks do not depend on the transport, so an HTTPS instance is handled as the plain one's type.
+  const app = opts.tls
+    ? (Fastify({ ...fastifyOptions, https: httpsOptions(opts.tls) }) as unknown as FastifyInstance)
+    : Fastify(fastifyOptions);
 
   // Every route states who may call it (model/access.ts): one missing from the table is a bug caught at start-up.
   app.addHook('onRoute', (route) => {
@@ -108,6 +128,22 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     // Defined for every route (the onRoute hook); a request no route matches needs a valid token.
     const access = routeAccess(req.method, req.routeOptions.url) ?? 'any';
     if (access === 'public') return;
+    if (opts.tls?.clientCa) {
+      const socket = req.raw.socket as TLSSocket;
+      if (!socket.authorized) {
+        const presented = Object.keys(socket.getPeerCertificate()).length > 0;
+        await sendError(
+          reply,
+          401,
+          'unauthorized',
+          "a client certificate signed by the API's client CA is required " +
+            (presented
+              ? `(the one presented was refused: ${String(socket.authorizationError)})`
+              : '(none was presented)'),
+        );
+        return;
+      }
+    }
     const token = identify(req.headers.authorization);
     if (!token) {
       reply.header('www-authenticate', 'Bearer');

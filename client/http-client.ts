@@ -1,5 +1,8 @@
+import { tlsFetch, type ClientTls, type Fetch } from './tls-fetch';
+
 // A client of Keelson's HTTP API (the CLI uses it; client/api-target.ts says which API and token): JSON answers, and a
-// typed error for every answer that is not a success.
+// typed error for every answer that is not a success. An https URL may name a CA to trust and a client certificate
+// (./tls-fetch.ts).
 
 export interface ApiErrorBody {
   error: string;
@@ -19,11 +22,17 @@ export class ApiError extends Error {
 }
 
 export class ApiClient {
+  private readonly fetch: Fetch;
+
   constructor(
     readonly url: string,
     private readonly token: string | undefined,
     private readonly timeoutMs = 30_000,
-  ) {}
+    /** A CA to trust and a client certificate, for an https URL; unset: the system CAs, no client certificate. */
+    tls?: ClientTls,
+  ) {
+    this.fetch = tls && url.startsWith('https:') ? tlsFetch(tls) : (u, init) => fetch(u, init);
+  }
 
   /**
    * A GET whose answer is text read as it comes (a followed log): the headers within the timeout, the body for as
@@ -36,7 +45,7 @@ export class ApiClient {
     const timer = setTimeout(() => abort.abort(), this.timeoutMs);
     let res: Response;
     try {
-      res = await fetch(`${this.url}${path}`, { headers, signal: abort.signal });
+      res = await this.fetch(`${this.url}${path}`, { headers, signal: abort.signal });
     } catch (err) {
       throw this.unreachable(err);
     } finally {
@@ -69,7 +78,7 @@ export class ApiClient {
     }
     let res: Response;
     try {
-      res = await fetch(`${this.url}${path}`, {
+      res = await this.fetch(`${this.url}${path}`, {
         method,
         headers,
         ...(payload !== undefined && { body: payload }),

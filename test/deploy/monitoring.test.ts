@@ -190,4 +190,21 @@ describe('monitoring objects in the chart', () => {
     const misspelt = { ...rule, spec: { groups: [{ name: 'x', rules: [{ expr: 'up', fr: '5m' }] }] } };
     expect(() => applyDocs([misspelt])).toThrow(/rules\[0\]\.fr\b/);
   });
+
+  test("with the API on HTTPS, its ServiceMonitor scrapes https, verified by the TLS Secret's CA, and applies", () => {
+    // Runs after the test above, which established the ServiceMonitor definition.
+    const monitor = one(render(...ALL, 'api.tls.secret=keelson-api-tls'), 'ServiceMonitor', '-api');
+    const [endpoint] = (monitor.spec as { endpoints: Record<string, unknown>[] }).endpoints;
+    expect(endpoint).toMatchObject({
+      port: 'http',
+      scheme: 'https',
+      tlsConfig: {
+        ca: { secret: { name: 'keelson-api-tls', key: 'ca.crt' } },
+        serverName: `${release}-keelson-api.${namespace}.svc`,
+      },
+    });
+    expect(applyDocs([monitor])).toContain(
+      `servicemonitor.monitoring.coreos.com/${release}-keelson-api serverside-applied`,
+    );
+  });
 });

@@ -130,17 +130,21 @@ describe('docs agree with the code', () => {
     expect(formatKubeVersion(floor)).toBe(`${floor.major}.${floor.minor}.0`);
   });
 
-  test("install.md's monitoring table lists every monitoring value of the chart, with its default", () => {
+  test("install.md's tables list every monitoring, API TLS and Ingress value of the chart, with its default", () => {
     const values = YAML.parse(
       fs.readFileSync(path.join(projectRoot, 'deploy', 'helm', 'keelson', 'values.yaml'), 'utf8'),
-    ) as { monitoring: Record<string, unknown> };
+    ) as { monitoring: Record<string, unknown>; api: { tls: unknown; ingress: unknown } };
     // Label and annotation maps are one value each; other objects are groups of values.
     const leaves = (prefix: string, v: unknown): [string, unknown][] =>
       v !== null && typeof v === 'object' && !/\.(labels|annotations)$/.test(prefix)
         ? Object.entries(v).flatMap(([k, x]) => leaves(`${prefix}.${k}`, x))
         : [[prefix, v]];
-    const rows = leaves('monitoring', values.monitoring);
-    expect(rows.length).toBeGreaterThanOrEqual(10);
+    const rows = [
+      ...leaves('monitoring', values.monitoring),
+      ...leaves('api.tls', values.api.tls),
+      ...leaves('api.ingress', values.api.ingress),
+    ];
+    expect(rows.length).toBeGreaterThanOrEqual(17);
     const text = docs.find((d) => d.file === 'install.md')!.text.replace(/ +/g, ' ');
     for (const [name, value] of rows) {
       const shown =
