@@ -4,6 +4,7 @@ import { manifestControls } from './controls';
 import { DeploymentPolicySchema, type DeploymentPolicy } from './deployment-policy';
 import type { RolloutSpec } from './rollout-spec';
 import { SkyhookManifestSchema, type SkyhookManifest } from './skyhook';
+import { withoutNullFields } from './null-fields';
 import { describeValue, errorMap, toValidationErrors, type ValidationError } from './validation-error';
 import { policyWarnings, rolloutWarnings, type ValidationWarning } from './warnings';
 
@@ -87,14 +88,16 @@ export function parseRolloutDocuments(docs: readonly unknown[], opts: ParseOptio
       errors.push({ path: origin, message: `expected a mapping, got ${describeValue(doc)}` });
       return;
     }
-    const record = doc as Record<string, unknown>;
+    const written = doc as Record<string, unknown>;
+    // Null fields of the spec are dropped first, as the API server drops them from a Skyhook resource.
+    const record = 'spec' in written ? { ...written, spec: withoutNullFields(written['spec']) } : written;
     const label = documentLabel(record, origin);
     const kind = record['kind'];
     if (kind === POLICY_KIND) {
       recognized++;
       const name = text(record['metadata'], 'name');
       if (name !== undefined) policyNames.push({ label, name });
-      const parsed = DeploymentPolicySchema.safeParse(doc, { error: errorMap });
+      const parsed = DeploymentPolicySchema.safeParse(record, { error: errorMap });
       if (parsed.success) {
         policies.push(parsed.data);
         warnings.push(...policyWarnings(label, parsed.data));
@@ -105,7 +108,7 @@ export function parseRolloutDocuments(docs: readonly unknown[], opts: ParseOptio
     } else if (isRolloutKind(kind)) {
       recognized++;
       refs.push({ label, name: text(record['metadata'], 'name'), policy: text(record['spec'], 'deploymentPolicy') });
-      const parsed = SkyhookManifestSchema.safeParse(doc, { error: errorMap });
+      const parsed = SkyhookManifestSchema.safeParse(record, { error: errorMap });
       if (parsed.success) manifests.push({ manifest: parsed.data, label, doc: record });
       else errors.push(...toValidationErrors(label, parsed.error));
     } else {

@@ -53,10 +53,15 @@ export const errorMap: z.core.$ZodErrorMap = (iss) => {
       return iss.input === undefined
         ? `is required (${iss.expected})`
         : `expected ${iss.expected}, got ${describeValue(iss.input)}`;
+    // A string's bound is on its length, which the message gives: "" is not itself "below the minimum 1".
     case 'too_small':
-      return `${describeValue(iss.input)} is below the minimum ${String(iss.minimum)}`;
+      return iss.origin === 'string'
+        ? `${describeValue(iss.input)} has length ${String(iss.input).length}, below the minimum ${String(iss.minimum)}`
+        : `${describeValue(iss.input)} is below the minimum ${String(iss.minimum)}`;
     case 'too_big':
-      return `${describeValue(iss.input)} is above the maximum ${String(iss.maximum)}`;
+      return iss.origin === 'string'
+        ? `${describeValue(iss.input)} has length ${String(iss.input).length}, above the maximum ${String(iss.maximum)}`
+        : `${describeValue(iss.input)} is above the maximum ${String(iss.maximum)}`;
     case 'invalid_value': {
       const allowed = `${describeValue(iss.input)} is not one of ${iss.values.map((v) => JSON.stringify(v)).join(', ')}`;
       const names = iss.values.filter((v): v is string => typeof v === 'string');

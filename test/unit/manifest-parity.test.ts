@@ -99,6 +99,78 @@ describe('packages: null', () => {
   });
 });
 
+describe('a field written as null', () => {
+  const policyDoc = (spec: Doc): Doc => ({
+    apiVersion: 'skyhook.nvidia.com/v1alpha1',
+    kind: 'DeploymentPolicy',
+    metadata: { name: 'staged' },
+    spec,
+  });
+
+  test('is absent, as the API server drops it from a Skyhook resource: defaults apply, maps and lists are empty', () => {
+    const nulls = {
+      env: null,
+      configMap: { kept: 'yes', dropped: null },
+      configInterrupts: null,
+      dependsOn: null,
+      interrupt: null,
+      resources: null,
+      uninstall: null,
+      gracefulShutdown: null,
+    };
+    const written = parse(
+      skyhook({
+        packages: { dexter: pkg(nulls) },
+        nodeSelectors: { matchLabels: { pool: 'gpu' }, matchExpressions: null },
+        additionalTolerations: null,
+        podNonInterruptLabels: null,
+        priority: null,
+        sequencing: null,
+        deploymentPolicyOptions: null,
+        stageTimeout: null,
+      }),
+    );
+    const plain = parse(skyhook({ packages: { dexter: pkg({ configMap: { kept: 'yes' } }) } }));
+    expect(written.rollout).toEqual(plain.rollout);
+    expect(written.rollout.spec.priority).toBe(200);
+  });
+
+  test('in a policy: no compartments, a compartment without a strategy, a budget without its other half', () => {
+    const { policies, errors } = parseRolloutDocuments([
+      policyDoc({
+        resetBatchStateOnCompletion: null,
+        default: { budget: { percent: 20, count: null }, strategy: { fixed: { failureThreshold: null } } },
+        compartments: null,
+      }),
+    ]);
+    expect(errors).toEqual([]);
+    expect(policies[0]!.spec).toEqual({
+      resetBatchStateOnCompletion: true,
+      default: {
+        budget: { percent: 20 },
+        strategy: { fixed: { initialBatch: 1, batchThreshold: 100, failureThreshold: null, safetyLimit: 50 } },
+      },
+      compartments: [],
+    });
+    const compartment = { name: 'a', selector: { matchLabels: { a: 'b' } }, budget: { count: 1 }, strategy: null };
+    const withCompartment = parseRolloutDocuments([
+      policyDoc({ default: { budget: { count: 1 }, strategy: { fixed: {} } }, compartments: [compartment] }),
+    ]);
+    expect(withCompartment.errors).toEqual([]);
+    expect(withCompartment.policies[0]!.spec.compartments[0]!.strategy).toBeUndefined();
+  });
+
+  test('a required field written as null is missing; a null list item is still refused', () => {
+    const { errors } = parseRolloutDocuments([
+      skyhook({ packages: { dexter: pkg({ version: null }) }, additionalTolerations: [null] }),
+    ]);
+    expect(errors).toEqual([
+      { path: 'Skyhook/demo.spec.packages.dexter.version', message: 'is required (string)' },
+      { path: 'Skyhook/demo.spec.additionalTolerations[0]', message: 'expected object, got null' },
+    ]);
+  });
+});
+
 describe("NodeWright's newer fields", () => {
   test('packages.<name>.uninstall is carried, with defaults inside the block', () => {
     const { rollout, warnings } = parse(

@@ -67,6 +67,24 @@ describe('every error at once', () => {
 });
 
 describe('what is allowed, and the closest known name', () => {
+  test('a string out of its length bounds: said as a length, not as a number below a minimum', () => {
+    const long = 'a'.repeat(254);
+    const { errors } = parseRolloutDocuments([
+      skyhook({}, long),
+      policy({
+        default: { budget: { count: 1 }, strategy: { fixed: {} } },
+        compartments: [{ name: '', selector: { matchLabels: { zone: 'a' } }, budget: { count: 1 } }],
+      }),
+    ]);
+    expect(errors).toEqual([
+      {
+        path: `Skyhook/${long}.metadata.name`,
+        message: `${JSON.stringify(long).slice(0, 77)}... has length 254, above the maximum 253`,
+      },
+      { path: 'DeploymentPolicy/pol.spec.compartments[0].name', message: '"" has length 0, below the minimum 1' },
+    ]);
+  });
+
   test('an unknown field: its own path, and the field meant', () => {
     const { errors } = parseRolloutDocuments([skyhook({ nodeSelector: {}, packages: { aa: pkg({ dependOn: {} }) } })]);
     expect(errors).toEqual([
