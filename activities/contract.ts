@@ -91,6 +91,9 @@ export interface NodeFacts {
   bootId: string;
 }
 
+/** A node as a rollout lists it: no annotations (the node state in them is most of a Node's size). */
+export type ListedNode = Omit<NodeFacts, 'annotations'>;
+
 /** The worker's node-side timeouts and drain policy (its settings): a rollout records them once, at its start. */
 export interface NodeTimeouts {
   protectedPodsTimeoutSeconds: number;
@@ -146,7 +149,7 @@ export interface KeelsonActivities {
   /** Waits for a boot ID different from the one given, then for Ready. */
   waitForReboot(input: { node: string; previousBootId: string; timeoutSeconds: number }): Promise<void>;
   removeTaint(input: { node: string; key: string; effect: string }): Promise<void>;
-  listNodes(input: { selector: LabelSelector }): Promise<NodeFacts[]>;
+  listNodes(input: { selector: LabelSelector }): Promise<ListedNode[]>;
   /** Signal-with-start of a node workflow (workflows cannot start an unrelated workflow themselves). */
   ensureNodeWorkflow(input: { cluster: string; node: string; signal: string; args: unknown[] }): Promise<void>;
 }
