@@ -31,6 +31,11 @@ export const PATCHES = {
   regrantKeepsOnePermit: 'regrant-keeps-one-permit',
   /** Each rollout's cordon is remembered and let go on its own; a second rollout's no longer takes the first's place. */
   cordonPerRollout: 'cordon-per-rollout',
+  /**
+   * Node-state writes and the short Kubernetes calls (read, cordon, uncordon, clear) run as local activities, and the
+   * write's activity sends the progress report: one event each instead of six, and no signal command per write.
+   */
+  localNodeCalls: 'local-node-calls',
   // Rollout workflow
   /** The rollout records the worker's node timeouts and drain policy once, at its start. */
   rolloutNodeTimeouts: 'rollout-node-timeouts',

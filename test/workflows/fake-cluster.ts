@@ -10,6 +10,7 @@ import type {
 import { encodeNodeState, stageJobName, type NodeState, type Status } from '../../model';
 import { nodeWorkflowId } from '../../model/workflow-ids';
 import { OPEN_IMAGE_POLICY, type ImagePolicy } from '../../model/image-policy';
+import { signalWorkflow } from '../../activities/workflow-signal';
 
 // Fake Kubernetes for workflow tests: plain functions with the activity contract, recording every call. Jobs run
 // for a scripted time while not suspended, then complete or fail; the workflows under test are real.
@@ -257,10 +258,12 @@ export class FakeCluster {
       },
       writeNodeState: async (input) => {
         const key = `${input.node}/${input.rollout}`;
-        if ((this.annotations.get(key) ?? null) !== input.previous) {
+        const written = encodeNodeState(input.state);
+        const current = this.annotations.get(key) ?? null;
+        // As the real activity: a retry after a write that landed finds its own value.
+        if (current !== input.previous && current !== written) {
           throw ApplicationFailure.nonRetryable(`foreign writer on ${key}`, 'ForeignNodeStateWrite');
         }
-        const written = encodeNodeState(input.state);
         this.annotations.set(key, written);
         this.writes.push({
           node: input.node,
@@ -273,6 +276,10 @@ export class FakeCluster {
         for (const job of input.deleteJobs ?? []) {
           record('deleteStageJob', job);
           this.deleteJob(job.jobName);
+        }
+        if (input.report) {
+          record('report', input.report);
+          await signalWorkflow(client, input.report);
         }
         return { written };
       },

@@ -9,10 +9,17 @@ import {
   ActivityFailure,
   ApplicationFailure,
 } from '@temporalio/workflow';
-import type { FinishedStageJob, KeelsonActivities, RolloutRef, WriteNodeStateInput } from '../../activities/contract';
+import type {
+  FinishedStageJob,
+  KeelsonActivities,
+  RolloutRef,
+  WorkflowSignal,
+  WriteNodeStateInput,
+} from '../../activities/contract';
 import { SHORT_CALL_TIMEOUT } from '../activity-timeouts';
-import { encodeNodeState, type NodeState, type Status } from '../../model';
-import { nodeProgressSignal } from '../messages';
+import { encodeNodeState, packageProgress, type NodeState, type Status } from '../../model';
+import { nodeProgressSignal, type NodeProgress } from '../messages';
+import { kubeLocal } from './activities';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { PATCHES } from '../patches';
 import { FAILURE_TYPES } from '../../model/failure-types';
@@ -27,6 +34,11 @@ const { writeNodeState, deleteStageJob, readNode } = proxyActivities<KeelsonActi
 });
 
 const WRITE_RETRY_MAX_SECONDS = 300;
+
+/** The node's count of its progress reports, carried across continue-as-new (NodeCarried). */
+export interface ReportCount {
+  reports?: number;
+}
 
 export interface NodeStateSnapshot extends RolloutRef {
   state: NodeState;
@@ -47,6 +59,7 @@ export class NodeStateWriter {
     private readonly cluster: string,
     private readonly node: string,
     readonly previous: Record<string, string | null>,
+    private readonly count: ReportCount,
   ) {}
 
   /** Queues the whole state of one rollout; a snapshot equal to the last one queued changes nothing and is dropped. */
@@ -95,9 +108,10 @@ export class NodeStateWriter {
       if (this.queue.length === 0) {
         // Everything published is written: the deletes are due now, with no write to ride on.
         this.inFlight = true;
+        const remove = patched(PATCHES.localNodeCalls) ? kubeLocal.deleteStageJob : deleteStageJob;
         for (const d of this.deletes.splice(0)) {
           // G13: a Job that cannot be deleted (403) stays for its TTL; the writer goes on.
-          await deleteStageJob(d.job).catch((err: unknown) => {
+          await remove(d.job).catch((err: unknown) => {
             if (isCancellation(err)) throw err;
             log.warn('finished stage Job not deleted', { job: d.job.jobName, error: String(err) });
           });
@@ -117,13 +131,19 @@ export class NodeStateWriter {
       const upTo = this.written + taken;
       const due = this.deletes.filter((d) => d.after <= upTo);
       this.deletes.splice(0, due.length);
-      this.previous[next.rollout] = await this.write({
-        ...next,
-        node: this.node,
-        previous: this.previous[next.rollout] ?? null,
-        ...(due.length > 0 && { deleteJobs: due.map((d) => d.job) }),
-      });
-      await this.report(next);
+      // The write's own activity reports to the rollout. Patched: histories before it signalled from here.
+      const local = patched(PATCHES.localNodeCalls);
+      this.previous[next.rollout] = await this.write(
+        {
+          ...next,
+          node: this.node,
+          previous: this.previous[next.rollout] ?? null,
+          ...(due.length > 0 && { deleteJobs: due.map((d) => d.job) }),
+          ...(local && { report: this.progress(next) }),
+        },
+        local,
+      );
+      if (!local) await this.report(next);
       this.inFlight = false;
       this.written += taken;
     }
@@ -137,10 +157,11 @@ export class NodeStateWriter {
    * instead of failing the workflow task for ever. After another writer's change, its value is what the next write
    * replaces: the node workflow is the node state's one writer (G1), and says so in its log.
    */
-  private async write(input: WriteNodeStateInput): Promise<string> {
+  private async write(input: WriteNodeStateInput, local: boolean): Promise<string> {
+    const calls = local ? kubeLocal : { writeNodeState, readNode };
     for (let attempt = 0; ; attempt++) {
       try {
-        const { written } = await writeNodeState(input);
+        const { written } = await calls.writeNodeState(input);
         this.lastFailure = null;
         return written;
       } catch (err) {
@@ -150,13 +171,26 @@ export class NodeStateWriter {
         await sleep(Math.min(WRITE_RETRY_MAX_SECONDS, 10 * 2 ** attempt) * 1000);
         const foreign = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure;
         if (foreign && err.cause.type === FAILURE_TYPES.foreignNodeStateWrite) {
-          const { nodeState } = await readNode({ ...input, node: this.node }).catch(() => ({
+          const { nodeState } = await calls.readNode({ ...input, node: this.node }).catch(() => ({
             nodeState: input.previous,
           }));
           input = { ...input, previous: nodeState };
         }
       }
     }
+  }
+
+  /** The progress report a write sends once it is on the Node, ordered by the write's time and the node's count. */
+  private progress(s: NodeStateSnapshot): WorkflowSignal {
+    this.count.reports = (this.count.reports ?? 0) + 1;
+    const report: NodeProgress = {
+      node: this.node,
+      generation: s.generation,
+      status: s.status,
+      state: packageProgress(s.state),
+      order: [Date.now(), this.count.reports],
+    };
+    return { workflowId: rolloutWorkflowId(this.cluster, s.rollout), signal: nodeProgressSignal.name, args: [report] };
   }
 
   // The rollout folds node progress into its status and batches; a rollout already gone has nothing to fold into.

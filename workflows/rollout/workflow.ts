@@ -68,6 +68,7 @@ import {
 } from '../messages';
 import { nodeWorkflowId } from '../../model/workflow-ids';
 import { batchStatus, rolloutStatusView, type RolloutView } from './status';
+import { reportedProgress, takesReport } from './progress';
 import { packageKey, rolloutKey, stateKey } from '../search-attributes';
 import { PATCHES } from '../patches';
 import { FAILURE_TYPES } from '../../model/failure-types';
@@ -193,9 +194,9 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   setHandler(resumeSignal, control('resume', { paused: false }));
   setHandler(disableSignal, control('disable', { disabled: true }));
   setHandler(enableSignal, control('enable', { disabled: false }));
-  setHandler(nodeProgressSignal, ({ node, generation, status, state }) => {
-    const n = s.nodes[node];
-    if (n && generation >= (n.reported?.generation ?? 0)) n.reported = { generation, status, state };
+  setHandler(nodeProgressSignal, (report) => {
+    const n = s.nodes[report.node];
+    if (n && takesReport(n.reported, report)) n.reported = reportedProgress(report);
     poke();
   });
   setHandler(requestInterruptSignal, ({ node }) => {
