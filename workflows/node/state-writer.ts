@@ -166,11 +166,12 @@ export class NodeStateWriter {
         return written;
       } catch (err) {
         if (isCancellation(err)) throw err;
-        this.lastFailure = String(err instanceof ActivityFailure && err.cause ? err.cause.message : err);
+        // An activity's failure comes wrapped in an ActivityFailure; a local activity's may come bare.
+        const root = err instanceof ActivityFailure && err.cause ? err.cause : err;
+        this.lastFailure = String(root instanceof Error ? root.message : root);
         log.warn('node state not written; trying again', { rollout: input.rollout, error: this.lastFailure });
         await sleep(Math.min(WRITE_RETRY_MAX_SECONDS, 10 * 2 ** attempt) * 1000);
-        const foreign = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure;
-        if (foreign && err.cause.type === FAILURE_TYPES.foreignNodeStateWrite) {
+        if (root instanceof ApplicationFailure && root.type === FAILURE_TYPES.foreignNodeStateWrite) {
           const { nodeState } = await calls.readNode({ ...input, node: this.node }).catch(() => ({
             nodeState: input.previous,
           }));
