@@ -11,6 +11,8 @@ export interface AccessLogEntry {
   /** The rollout the request is about, when it names one. */
   rollout?: string;
   node?: string;
+  /** The nodes a request over several nodes (`node ignore|unignore`) acted on. */
+  nodes?: string[];
   durationMs: number;
 }
 

@@ -3,11 +3,13 @@ import { SettingsError } from '../workers/temporal-settings';
 import { KeelsonClient } from '../client';
 import { jsonLines } from './access-log';
 import { loadTokens } from './auth';
+import { clusterAccessFrom } from './cluster';
 import { buildApi } from './server';
 import { loadApiSettings } from './settings';
 
 // The Keelson API server: settings from the environment (one zod schema, ./settings.ts), then Fastify on
-// KEELSON_API_HOST:KEELSON_API_PORT, the access log on stdout (a JSON line a request). Exit 1 with a message naming the setting when a setting is bad.
+// KEELSON_API_HOST:KEELSON_API_PORT, the access log on stdout (a JSON line a request), Kubernetes from KUBECONFIG or
+// the pod's ServiceAccount. Exit 1 with a message naming the setting when a setting is bad.
 
 async function main(): Promise<void> {
   const settings = loadApiSettings();
@@ -15,6 +17,7 @@ async function main(): Promise<void> {
   const keelson = await KeelsonClient.connect(settings);
   const app = await buildApi({
     keelson,
+    cluster: clusterAccessFrom(settings),
     tokens,
     bodyLimitBytes: settings.KEELSON_API_BODY_LIMIT_BYTES,
     accessLog: jsonLines((line) => process.stdout.write(line)),

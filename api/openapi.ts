@@ -1,6 +1,13 @@
 import { z } from 'zod';
-import { DeploymentPolicySchema, RolloutSpecSchema, SkyhookManifestSchema, StatusSchema } from '../model';
-import { ControlBodySchema, ErrorBodySchema, RerunBodySchema, ResetBodySchema } from './schemas';
+import {
+  DeploymentPolicySchema,
+  IgnoreAnswerSchema,
+  IgnoreBodySchema,
+  RolloutSpecSchema,
+  SkyhookManifestSchema,
+  StatusSchema,
+} from '../model';
+import { ControlBodySchema, ErrorBodySchema, LogsQuerySchema, RerunBodySchema, ResetBodySchema } from './schemas';
 
 // The OpenAPI 3.1 document of the API, generated from the zod schemas the API validates with.
 
@@ -22,7 +29,7 @@ const common = {
   '400': errorResponse('invalid request: `errors` names each field path'),
   '401': errorResponse('missing or wrong bearer token'),
   '403': errorResponse("the token lacks the route's scope (read, operate or deploy; docs/api.md)"),
-  '503': errorResponse('Temporal or the worker did not answer'),
+  '503': errorResponse('Temporal, the worker or Kubernetes did not answer'),
 };
 const manifestBody = {
   required: true,
@@ -40,6 +47,31 @@ const manifestBody = {
     },
   },
 };
+
+function ignore(action: string, effect: string) {
+  return {
+    post: {
+      summary: `${action} nodes: ${effect}; idempotent, one outcome a node`,
+      requestBody: jsonBody('IgnoreBody'),
+      responses: {
+        '200': ok("each node's outcome (a node that does not exist is `not found`)", ref('IgnoreAnswer')),
+        '404': errorResponse('the selector matches no node'),
+        ...common,
+      },
+    },
+  };
+}
+
+/** The query parameters of the logs route, from its schema. */
+function logsParameters() {
+  const schema = json(LogsQuerySchema) as { properties: Record<string, object>; required?: string[] };
+  return Object.entries(schema.properties).map(([name, s]) => ({
+    name,
+    in: 'query',
+    required: (schema.required ?? []).includes(name),
+    schema: s,
+  }));
+}
 
 function control(action: string, effect: string) {
   return {
@@ -70,6 +102,8 @@ export function openApiDocument(): Record<string, unknown> {
         ControlBody: json(ControlBodySchema),
         RerunBody: json(RerunBodySchema),
         ResetBody: json(ResetBodySchema),
+        IgnoreBody: json(IgnoreBodySchema),
+        IgnoreAnswer: json(IgnoreAnswerSchema),
         Error: json(ErrorBodySchema),
       },
     },
@@ -120,6 +154,20 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/rollouts/{name}/resume': control('resume', 'undoes pause'),
       '/v1/rollouts/{name}/disable': control('disable', 'at least as strong as pause'),
       '/v1/rollouts/{name}/enable': control('enable', 'undoes disable'),
+      '/v1/rollouts/{name}/reset-batches': {
+        post: {
+          summary:
+            "Reset a rollout's batches (Skyhook's deployment-policy reset): every compartment starts again from " +
+            'batch 1, a halted one included; nodes in flight are not interrupted',
+          parameters: [nameParam],
+          requestBody: jsonBody('ControlBody'),
+          responses: {
+            '200': ok("reset: each compartment's batch state after it, and the generation"),
+            '404': errorResponse('no running rollout of that name'),
+            ...common,
+          },
+        },
+      },
       '/v1/nodes/{node}': {
         get: {
           summary: 'What the node workflow holds for every rollout on the node',
@@ -145,6 +193,26 @@ export function openApiDocument(): Record<string, unknown> {
           parameters: [nodeParam],
           requestBody: jsonBody('ResetBody'),
           responses: { '200': ok('reset done'), '404': errorResponse('unknown node or rollout'), ...common },
+        },
+      },
+      '/v1/nodes/ignore': ignore('ignore', 'set the ignore labels, so no rollout admits them'),
+      '/v1/nodes/unignore': ignore('unignore', 'remove the ignore labels'),
+      '/v1/nodes/{node}/logs': {
+        get: {
+          summary: "The log of a package stage's Job pod on the node (without stage: the latest stage with a pod)",
+          parameters: [nodeParam, ...logsParameters()],
+          responses: {
+            '200': {
+              description:
+                'the log as text; headers x-keelson-pod, x-keelson-container, x-keelson-containers, and ' +
+                'x-keelson-waiting when the container has not started (empty body)',
+              content: { 'text/plain': { schema: { type: 'string' } } },
+            },
+            '404': errorResponse(
+              'no pod: the stage has not started, or its Job is gone (the message says what is kept)',
+            ),
+            ...common,
+          },
         },
       },
       '/openapi.json': { get: { summary: 'This document', responses: { '200': ok('OpenAPI 3.1') } } },

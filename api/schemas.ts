@@ -1,13 +1,7 @@
 import { z } from 'zod';
-import { StageSchema } from '../model';
+import { ObjectNameSchema, StageSchema } from '../model';
 
 // Request schemas of the API (path parameters and small bodies). Manifests are validated by model/.
-
-/** Rollout (Kubernetes object) and node names: DNS subdomains. */
-export const ObjectNameSchema = z
-  .string()
-  .max(253, 'is longer than 253 characters')
-  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a DNS subdomain: lowercase letters, digits, "-" and "."');
 
 export const NameParamsSchema = z.object({ name: ObjectNameSchema });
 export const NodeParamsSchema = z.object({ node: ObjectNameSchema });
@@ -47,3 +41,19 @@ export const ErrorBodySchema = z.object({
   message: z.string(),
   errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
 });
+
+/** `GET /v1/nodes/:node/logs`: which package stage's pod, which container, how much, and whether to follow. */
+export const LogsQuerySchema = z.strictObject({
+  rollout: ObjectNameSchema,
+  package: z.string().min(1, 'must not be empty').max(253, 'is longer than 253 characters'),
+  stage: StageSchema.optional(),
+  container: z.string().min(1, 'must not be empty').max(253, 'is longer than 253 characters').optional(),
+  tail: z.coerce
+    .number({ message: 'must be a whole number of lines from 1 to 100000' })
+    .int('must be a whole number of lines from 1 to 100000')
+    .min(1, 'must be a whole number of lines from 1 to 100000')
+    .max(100_000, 'must be a whole number of lines from 1 to 100000')
+    .optional(),
+  follow: z.enum(['true', 'false'], { message: 'must be true or false' }).optional(),
+});
+export type LogsQuery = z.infer<typeof LogsQuerySchema>;

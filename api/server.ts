@@ -1,21 +1,36 @@
+import { PassThrough } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import { errorMap, toValidationErrors } from '../model';
+import { errorMap, IgnoreActionSchema, IgnoreBodySchema, toValidationErrors } from '../model';
 import { missingScopes, routeAccess, type ApiToken } from '../model/access';
 import { OPEN_IMAGE_POLICY, type ImagePolicy } from '../model/image-policy';
 import { InvalidError, KeelsonError, type KeelsonClient, type KeelsonErrorKind } from '../client';
 import type { AccessLog } from './access-log';
 import { tokenChecker } from './auth';
+import type { ClusterAccess } from './cluster';
+import { setIgnored, targetNodes } from './node-ignore';
 import { rolloutFromBody } from './manifest-body';
 import { createMetrics } from './metrics';
 import { openApiDocument } from './openapi';
-import { ControlBodySchema, NameParamsSchema, NodeParamsSchema, RerunBodySchema, ResetBodySchema } from './schemas';
+import {
+  ControlBodySchema,
+  LogsQuerySchema,
+  NameParamsSchema,
+  NodeParamsSchema,
+  RerunBodySchema,
+  ResetBodySchema,
+} from './schemas';
+import { followLog, readLog, stagePod, untilStarted } from './stage-logs';
+import { containerEnded, logContainer } from './stage-pod';
 
 // The HTTP API (docs/api.md) over the client library. Every handler validates, makes one or two Temporal calls
-// and answers: nothing waits on a rollout's progress.
+// and answers: nothing waits on a rollout's progress. Two kinds of route call Kubernetes instead: `node
+// ignore|unignore` (Node labels) and `logs` (a stage pod's log), so the token scopes guard them too.
 
 export interface ApiOptions {
   keelson: KeelsonClient;
+  /** Kubernetes, for `node ignore|unignore` and `logs`. */
+  cluster: ClusterAccess;
   tokens: readonly ApiToken[];
   bodyLimitBytes?: number;
   logger?: boolean;
@@ -30,6 +45,7 @@ interface RequestAudit {
   startedAt: bigint;
   token?: ApiToken;
   rollout?: string;
+  nodes?: string[];
 }
 
 const STATUS: Record<KeelsonErrorKind, number> = { invalid: 400, not_found: 404, conflict: 409, unavailable: 503 };
@@ -52,7 +68,7 @@ function sendError(
 }
 
 export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
-  const { keelson } = opts;
+  const { keelson, cluster } = opts;
   const imagePolicy = opts.imagePolicy ?? OPEN_IMAGE_POLICY;
   const identify = tokenChecker(opts.tokens);
   const audits = new WeakMap<FastifyRequest, RequestAudit>();
@@ -128,6 +144,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
       actor: a.token?.name ?? null,
       ...(rollout !== undefined && { rollout: rollout.slice(0, 253) }),
       ...(typeof params.node === 'string' && { node: params.node.slice(0, 253) }),
+      ...(a.nodes !== undefined && { nodes: a.nodes }),
       durationMs: Math.round(seconds * 1000),
     });
   });
@@ -203,6 +220,13 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     });
   }
 
+  app.post('/v1/rollouts/:name/reset-batches', async (req) => {
+    const { name } = parse(NameParamsSchema, req.params, 'params');
+    const body = parse(ControlBodySchema, req.body, 'body');
+    const who = { actor: actorOf(req), reason: body.reason, ...(body.actor && { onBehalfOf: body.actor }) };
+    return { ...(await keelson.resetBatches(name, who)), action: 'reset-batches', ...who };
+  });
+
   app.get('/v1/nodes/:node', async (req) => {
     const { node } = parse(NodeParamsSchema, req.params, 'params');
     return keelson.nodeStatus(node);
@@ -219,6 +243,44 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     const body = parse(ResetBodySchema, req.body, 'body');
     const actor = actorOf(req);
     return { ...(await keelson.reset(node, body.rollout, actor)), action: 'reset', actor, ...body };
+  });
+
+  for (const action of IgnoreActionSchema.options) {
+    app.post(`/v1/nodes/${action}`, async (req) => {
+      const body = parse(IgnoreBodySchema, req.body, 'body');
+      const actor = actorOf(req);
+      const nodes = await targetNodes(cluster, body);
+      audit(req).nodes = nodes;
+      const results = [];
+      for (const node of nodes) results.push(await setIgnored(cluster, action, node));
+      return { action, actor, labels: cluster.ignoreLabels, results };
+    });
+  }
+  app.get('/v1/nodes/:node/logs', async (req, reply) => {
+    const { node } = parse(NodeParamsSchema, req.params, 'params');
+    const q = parse(LogsQuerySchema, req.query, 'query');
+    about(req, q.rollout);
+    const pod = await stagePod(cluster, { node, ...q });
+    const follow = q.follow === 'true';
+    const container = follow
+      ? await untilStarted(cluster, pod, q.container, () => reply.raw.destroyed)
+      : logContainer(pod, q.container);
+    reply
+      .type('text/plain; charset=utf-8')
+      .header('x-keelson-pod', pod.metadata!.name)
+      .header('x-keelson-container', container.name)
+      .header('x-keelson-containers', container.containers.join(','));
+    // No log yet: the answer says why in a header, the body is empty.
+    if (container.waiting !== undefined) return reply.header('x-keelson-waiting', container.waiting).send('');
+    // A container that has ended has its whole log: nothing to follow.
+    if (!follow || containerEnded(pod, container.name))
+      return reply.send(await readLog(cluster, pod, container.name, q.tail));
+    // A followed log may be quiet for longer than the connection timeout.
+    req.socket.setTimeout(0);
+    const out = new PassThrough();
+    const stream = await followLog(cluster, pod, container.name, out, q.tail);
+    reply.raw.once('close', stream.stop);
+    return reply.send(out);
   });
 
   await app.ready();

@@ -1,10 +1,12 @@
 import { z } from 'zod';
+import { WorkerConfigSchema } from '../workers/config';
 import { ImagePolicySettingsSchema } from '../workers/image-policy-settings';
 import { loadSettings, SettingsError } from '../workers/temporal-settings';
 import { ClientSettingsSchema } from '../client/settings';
 
 // Every API setting in one schema read from the environment: the client's Temporal settings plus the listener,
-// the token source, the body size limit and the image policy (the worker's settings of the same names). A bad value stops start-up with a message naming it.
+// the token source, the body size limit, the image policy, and the Kubernetes access of `node ignore` and `logs`
+// (the worker's settings of the same names). A bad value stops start-up with a message naming it.
 
 export const ApiSettingsSchema = ClientSettingsSchema.extend({
   KEELSON_API_HOST: z
@@ -37,6 +39,13 @@ export const ApiSettingsSchema = ClientSettingsSchema.extend({
     .default(1024 * 1024)
     .describe('largest request body accepted'),
   ...ImagePolicySettingsSchema.shape,
+  KUBECONFIG: WorkerConfigSchema.shape.KUBECONFIG,
+  KEELSON_NAMESPACE: WorkerConfigSchema.shape.KEELSON_NAMESPACE.describe(
+    'namespace of stage Jobs, whose pods `GET /v1/nodes/:node/logs` reads',
+  ),
+  KEELSON_KEY_PREFIX: WorkerConfigSchema.shape.KEELSON_KEY_PREFIX.describe(
+    "the worker's node-state key prefix: `node ignore` sets its ignore label too",
+  ),
 });
 export type ApiSettings = z.infer<typeof ApiSettingsSchema>;
 

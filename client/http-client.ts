@@ -34,6 +34,33 @@ export class ApiClient {
     );
   }
 
+  /**
+   * A GET whose answer is text read as it comes (a followed log): the headers within the timeout, the body for as
+   * long as the API sends it. Errors as `request`'s.
+   */
+  async stream(path: string): Promise<Response> {
+    const headers: Record<string, string> = { accept: 'text/plain, application/json' };
+    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), this.timeoutMs);
+    let res: Response;
+    try {
+      res = await fetch(`${this.url}${path}`, { headers, signal: abort.signal });
+    } catch (err) {
+      throw this.unreachable(err);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!res.ok) throw errorOf(res.status, await res.text(), 'GET', path);
+    return res;
+  }
+
+  private unreachable(err: unknown): ApiError {
+    const cause =
+      (err as { cause?: { code?: string } }).cause?.code ?? (err instanceof Error ? err.message : String(err));
+    return new ApiError(0, { error: 'unreachable', message: `cannot reach the Keelson API at ${this.url} (${cause})` });
+  }
+
   async request<T>(
     method: string,
     path: string,
@@ -58,28 +85,28 @@ export class ApiClient {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (err) {
-      const cause =
-        (err as { cause?: { code?: string } }).cause?.code ?? (err instanceof Error ? err.message : String(err));
-      throw new ApiError(0, {
-        error: 'unreachable',
-        message: `cannot reach the Keelson API at ${this.url} (${cause})`,
-      });
+      throw this.unreachable(err);
     }
     const text = await res.text();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    if (!res.ok) {
-      const b = parsed as Partial<ApiErrorBody> | undefined;
-      throw new ApiError(res.status, {
-        error: b?.error ?? `http_${res.status}`,
-        message: b?.message ?? `${method} ${path}: HTTP ${res.status} ${text.slice(0, 200)}`,
-        ...(b?.errors && { errors: b.errors }),
-      });
-    }
-    return { status: res.status, body: parsed as T };
+    if (!res.ok) throw errorOf(res.status, text, method, path);
+    return { status: res.status, body: parseJson(text) as T };
   }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The typed error of an answer that is not a success: the API's error body, or the status and the text's start. */
+function errorOf(status: number, text: string, method: string, path: string): ApiError {
+  const b = parseJson(text) as Partial<ApiErrorBody> | undefined;
+  return new ApiError(status, {
+    error: b?.error ?? `http_${status}`,
+    message: b?.message ?? `${method} ${path}: HTTP ${status} ${text.slice(0, 200)}`,
+    ...(b?.errors && { errors: b.errors }),
+  });
 }

@@ -55,6 +55,9 @@ export class KeelsonClient {
   enable(name: string, actor: string, reason: string) {
     return this.control(name, 'enable', { actor, reason });
   }
+  resetBatches(name: string, who: Actor) {
+    return rollouts.resetBatches(this.ctx, name, who);
+  }
   deleteRollout(name: string, actor = DEFAULT_ACTOR) {
     return rollouts.deleteRollout(this.ctx, name, actor);
   }

@@ -2,17 +2,21 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { RolloutSpec } from '../model';
 import { DEFAULT_ACTOR } from '../model/access';
+import { API_OWNER, describeOwner, type RolloutOwner } from '../model/custom-resource/ownership';
 import type { rolloutWorkflow } from '../workflows/rollout/workflow';
 import {
   disableSignal,
   enableSignal,
   pauseSignal,
   QUERY_TIMEOUT_MS,
+  resetBatchStateUpdate,
   resumeSignal,
+  OWNER_MEMO,
   STARTED_BY_MEMO,
   statusQuery,
   updateSpecUpdate,
   type Actor,
+  type BatchResetResult,
   type RolloutStatusView,
 } from '../workflows/messages';
 import { nodeWorkflowId, rolloutWorkflowId, workflowIdPrefix } from '../model/workflow-ids';
@@ -75,6 +79,21 @@ async function running(ctx: KeelsonContext, name: string): Promise<WorkflowExecu
   return d;
 }
 
+/**
+ * Refuses a change of a rollout whose start recorded another owner (a resource's rollout changed through the API, or
+ * the other way round): the owner's next pass would undo it, or never see it. A run with no owner recorded (started
+ * before owners were) is anyone's: the controller judges those itself (controller/rollout-owner.ts).
+ */
+function ensureOwner(d: WorkflowExecutionDescription, name: string, owner: RolloutOwner, change: string): void {
+  const recorded = d.memo?.[OWNER_MEMO];
+  if (typeof recorded !== 'string' || recorded === owner) return;
+  throw new ConflictError(
+    `rollout ${name} is owned by ${describeOwner(recorded, name)}; it may not ${change} it: ` +
+      (recorded === API_OWNER ? 'use the API or the CLI' : 'change or delete the resource instead'),
+    d.workflowId,
+  );
+}
+
 /** Runs a call that needs a worker's answer, with a deadline. */
 export function answered<T>(
   ctx: KeelsonContext,
@@ -103,11 +122,13 @@ export function sameSpec(a: RolloutSpec, b: RolloutSpec): boolean {
 /**
  * Starts a rollout. Same name and same spec as the running one: nothing is started and the same IDs come back
  * (`created: false`). A different spec under a running name: ConflictError (use updateSpec or applyRollout).
+ * `owner` is recorded in the start's memo: the API, or the kind of the custom resource that starts it.
  */
 export async function startRollout(
   ctx: KeelsonContext,
   input: RolloutSpec,
   actor = DEFAULT_ACTOR,
+  owner: RolloutOwner = API_OWNER,
 ): Promise<StartResult> {
   const spec = validSpec(input);
   const workflowId = rolloutWorkflowId(ctx.cluster, spec.name);
@@ -118,7 +139,7 @@ export async function startRollout(
       args: [{ cluster: ctx.cluster, spec }],
       workflowIdConflictPolicy: 'FAIL',
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      memo: { [STARTED_BY_MEMO]: actor },
+      memo: { [STARTED_BY_MEMO]: actor, [OWNER_MEMO]: owner },
       typedSearchAttributes: [
         { key: rolloutKey, value: [spec.name] },
         { key: packageKey, value: Object.keys(spec.spec.packages).sort() },
@@ -147,6 +168,7 @@ export async function updateSpec(
   name: string,
   input: RolloutSpec,
   actor = DEFAULT_ACTOR,
+  owner: RolloutOwner = API_OWNER,
 ): Promise<{ changed: boolean; generation: number; ref: RolloutRef }> {
   const spec = validSpec(input);
   if (spec.name !== name) {
@@ -154,7 +176,9 @@ export async function updateSpec(
       { path: 'metadata.name', message: `is ${JSON.stringify(spec.name)}, not ${JSON.stringify(name)}` },
     ]);
   }
-  const current = await currentSpec(ctx, name);
+  const d = await running(ctx, name);
+  ensureOwner(d, name, owner, owner === API_OWNER ? 'be updated through the API' : 'be updated by this resource');
+  const current = { spec: await specFromHistory(ctx, d.workflowId, d.runId), runId: d.runId };
   const ref = rolloutRef(ctx, name, current.runId);
   const handle = ctx.client.workflow.getHandle(ref.workflowId);
   if (sameSpec(current.spec, spec)) {
@@ -172,15 +196,16 @@ export async function applyRollout(
   ctx: KeelsonContext,
   input: RolloutSpec,
   actor = DEFAULT_ACTOR,
+  owner: RolloutOwner = API_OWNER,
 ): Promise<ApplyResult> {
   const spec = validSpec(input);
   try {
-    const started = await startRollout(ctx, spec, actor);
+    const started = await startRollout(ctx, spec, actor, owner);
     return { ...started, action: started.created ? 'created' : 'unchanged', generation: started.created ? 1 : 0 };
   } catch (err) {
     if (!(err instanceof ConflictError)) throw err;
   }
-  const { generation, ref } = await updateSpec(ctx, spec.name, spec, actor);
+  const { generation, ref } = await updateSpec(ctx, spec.name, spec, actor, owner);
   return { ...ref, action: 'updated', generation };
 }
 
@@ -198,6 +223,22 @@ export async function controlRollout(
   return rolloutRef(ctx, name, d.runId);
 }
 
+/**
+ * The manual batch reset (§2.2.6): each compartment of the running rollout starts again from batch 1. An update, so
+ * the answer carries the batch states it left.
+ */
+export async function resetBatches(
+  ctx: KeelsonContext,
+  name: string,
+  who: Actor,
+): Promise<RolloutRef & BatchResetResult> {
+  const d = await running(ctx, name);
+  const result = await answered(ctx, `rollout ${name}`, () =>
+    ctx.client.workflow.getHandle(d.workflowId, d.runId).executeUpdate(resetBatchStateUpdate, { args: [who] }),
+  );
+  return { ...rolloutRef(ctx, name, d.runId), ...result };
+}
+
 /** How long a delete waits for the rollout's workflow to end (its nodes told to forget it). */
 const DELETE_WAIT_MS = 30_000;
 
@@ -206,8 +247,14 @@ const DELETE_WAIT_MS = 30_000;
  * as `kubectl delete` waits for the object to go: a rollout started under the name afterwards is a new one, not the
  * one being deleted.
  */
-export async function deleteRollout(ctx: KeelsonContext, name: string, actor = DEFAULT_ACTOR): Promise<RolloutRef> {
+export async function deleteRollout(
+  ctx: KeelsonContext,
+  name: string,
+  actor = DEFAULT_ACTOR,
+  owner: RolloutOwner = API_OWNER,
+): Promise<RolloutRef> {
   const d = await running(ctx, name);
+  ensureOwner(d, name, owner, owner === API_OWNER ? 'be deleted through the API' : 'be deleted by this resource');
   const handle = ctx.client.workflow.getHandle(d.workflowId, d.runId);
   // The service call itself: the SDK's cancel() sends no reason, and the reason names who deleted it in history.
   await mapErrors(`rollout ${name}`, () =>
@@ -227,6 +274,8 @@ export async function deleteRollout(ctx: KeelsonContext, name: string, actor = D
 export interface RolloutStatusResult extends RolloutStatusView {
   /** The name of the API token that started the rollout (its start memo); absent for rollouts started before. */
   startedBy?: string;
+  /** Its owner, `api` or a resource kind (its start memo); absent for rollouts started before owners were recorded. */
+  owner?: string;
   workflowId: string;
   runId: string;
   links: RolloutRef['links'] & { nodeWorkflows: Record<string, string> };
@@ -246,9 +295,11 @@ export async function rolloutStatus(ctx: KeelsonContext, name: string): Promise<
     Object.keys(view.nodes).map((n) => [n, workflowLink(ctx, nodeWorkflowId(ctx.cluster, n))]),
   );
   const startedBy = d.memo?.[STARTED_BY_MEMO];
+  const owner = d.memo?.[OWNER_MEMO];
   return {
     ...view,
     ...(typeof startedBy === 'string' && { startedBy }),
+    ...(typeof owner === 'string' && { owner }),
     workflowId: ref.workflowId,
     runId: ref.runId,
     links: { ...ref.links, nodeWorkflows },

@@ -1,4 +1,5 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { isNotFound } from '../activities/kube-errors';
 import { WatchCache } from '../activities/watch-cache';
 import type { KeelsonContext } from '../client/connect';
 import { reconcileResource } from './reconcile';
@@ -8,6 +9,7 @@ import {
   POLICY_COLLECTIONS,
   ROLLOUT_COLLECTIONS,
   type Collection,
+  type RolloutCollection,
   type RolloutResource,
 } from './resources';
 
@@ -44,10 +46,11 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       list: (q) => custom.listClusterCustomObject({ ...c, ...q }) as Promise<{ items: RolloutResource[] }>,
       onChange,
     });
-  const enqueueAll = () => rollouts.forEach(({ c, cache }) => cache.items().forEach((o) => enqueue(keyOf(c, o))));
-  const rollouts = ROLLOUT_COLLECTIONS.map((c) => ({
-    c,
-    cache: cache(c, opts.selector, (obj) => (obj ? enqueue(keyOf(c, obj)) : enqueueAll())),
+  const enqueueAll = () => rollouts.forEach(({ r, cache }) => cache.items().forEach((o) => enqueue(keyOf(r, o))));
+  const rollouts = ROLLOUT_COLLECTIONS.map((r) => ({
+    r,
+    c: r.where,
+    cache: cache(r.where, opts.selector, (obj) => (obj ? enqueue(keyOf(r, obj)) : enqueueAll())),
   }));
   // A policy change can make a rollout valid, or change its batches: every rollout resource is looked at again.
   const policies = POLICY_COLLECTIONS.map((c) => ({ c, cache: cache(c, undefined, () => enqueueAll()) }));
@@ -67,16 +70,18 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
       }
       queue.delete(key);
       const [index, name] = splitKey(key);
-      const { c, cache } = rollouts[index]!;
+      const { r, cache } = rollouts[index]!;
       const resource = cache.get('', name);
       if (!resource) continue;
       try {
         await reconcileResource(
           { kc: opts.kc, keelson: opts.keelson, policies: () => policies.flatMap((p) => p.cache.items()) },
-          c,
+          r,
           resource,
         );
       } catch (err) {
+        // Deleted while its pass ran (the cache had not seen it go yet): nothing is left to do.
+        if (isNotFound(err)) continue;
         opts.log(
           `${resource.kind}/${name}: ${err instanceof Error ? err.message : String(err)} (retried at the next resync)`,
         );
@@ -94,7 +99,7 @@ export async function startController(opts: ControllerOptions): Promise<RunningC
   };
 }
 
-const keyOf = (c: Collection, obj: RolloutResource) => `${ROLLOUT_COLLECTIONS.indexOf(c)}/${obj.metadata.name}`;
+const keyOf = (r: RolloutCollection, obj: RolloutResource) => `${ROLLOUT_COLLECTIONS.indexOf(r)}/${obj.metadata.name}`;
 const splitKey = (key: string): [number, string] => {
   const slash = key.indexOf('/');
   return [Number(key.slice(0, slash)), key.slice(slash + 1)];

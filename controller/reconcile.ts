@@ -1,21 +1,17 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { jsonPatch, mergePatch } from '../activities/clients';
-import { NotFoundError } from '../client/errors';
 import type { KeelsonContext } from '../client/connect';
-import { applyRollout, controlRollout, deleteRollout, rolloutStatus } from '../client/rollouts';
-import { invalidResourceStatus, rolloutResourceStatus, controlsFor } from '../model/custom-resource/resource-status';
-import type { RolloutResourceStatus } from '../model/custom-resource/status';
-import { DeploymentPolicySchema, type DeploymentPolicy } from '../model/manifests/deployment-policy';
-import { parseRolloutDocuments } from '../model/manifests/parse-documents';
+import { NotFoundError } from '../client/errors';
+import { deleteRollout } from '../client/rollouts';
+import { CONTROLLER_ACTOR, resourceOwner } from '../model/custom-resource/ownership';
 import { canonicalJson } from '../client/canonical';
-import { CLEANUP_FINALIZER, manifestOf, OPERATOR_FINALIZERS, type Collection, type RolloutResource } from './resources';
+import { desiredStatus } from './desired-status';
+import { CLEANUP_FINALIZER, OPERATOR_FINALIZERS, type RolloutCollection, type RolloutResource } from './resources';
+import { ownerOf, runningRollout } from './rollout-owner';
 
 // One pass over one Skyhook or NodeWright resource: everything it needs comes from the resource and the rollout's
-// workflow, so a restarted controller carries on from them. Delete runs the rollout's cleanup behind the finalizer;
-// a spec the status has not yet seen (generation) is applied; the pause and disable annotations are signalled;
-// the rollout's status is written back.
-
-const ACTOR = 'keelson-controller';
+// workflow, so a restarted controller carries on from them. Delete runs the cleanup of the rollout it owns behind
+// the finalizer; otherwise the status it should have is worked out (desired-status.ts) and written back.
 
 export interface ReconcileDeps {
   kc: KubeConfig;
@@ -25,26 +21,25 @@ export interface ReconcileDeps {
   now?: () => string;
 }
 
-export async function reconcileResource(deps: ReconcileDeps, where: Collection, resource: RolloutResource) {
+export async function reconcileResource(deps: ReconcileDeps, collection: RolloutCollection, resource: RolloutResource) {
   const custom = deps.kc.makeApiClient(CustomObjectsApi);
   const { name, finalizers = [], resourceVersion } = resource.metadata;
-  const target = { ...where, name };
+  const target = { ...collection.where, name };
   if (resource.metadata.deletionTimestamp) {
     const ours = [CLEANUP_FINALIZER, ...OPERATOR_FINALIZERS];
     if (!finalizers.some((f) => ours.includes(f))) return;
-    await deleteRollout(deps.keelson, name, ACTOR).catch((err: unknown) => {
-      if (!(err instanceof NotFoundError)) throw err;
-    });
-    // The finalizer stays until the rollout's run has ended, its nodes told to forget it: a cleanup that outlasts the
-    // delete's wait (a large fleet, workers down) is looked at again at the next pass, not dropped.
-    const ended = await rolloutStatus(deps.keelson, name).then(
-      () => false,
-      (err: unknown) => {
-        if (err instanceof NotFoundError) return true;
-        throw err;
-      },
-    );
-    if (!ended) return;
+    // Only the owner's delete deletes the rollout: a resource whose name another owner holds goes alone.
+    const rollout = await runningRollout(deps.keelson, name);
+    if (rollout && (await ownerOf(deps.keelson, rollout)) === resourceOwner(collection.kind)) {
+      await deleteRollout(deps.keelson, name, CONTROLLER_ACTOR, resourceOwner(collection.kind)).catch(
+        (err: unknown) => {
+          if (!(err instanceof NotFoundError)) throw err;
+        },
+      );
+      // The finalizer stays until the rollout's run has ended, its nodes told to forget it: a cleanup that outlasts
+      // the delete's wait (a large fleet, workers down) is looked at again at the next pass, not dropped.
+      if (await runningRollout(deps.keelson, name)) return;
+    }
     const rest = finalizers.filter((f) => !ours.includes(f));
     await custom.patchClusterCustomObject(
       { ...target, body: { metadata: { finalizers: rest, resourceVersion } } },
@@ -60,51 +55,12 @@ export async function reconcileResource(deps: ReconcileDeps, where: Collection, 
     );
   }
   const now = deps.now?.() ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  const generation = resource.metadata.generation ?? 0;
-  const previous: RolloutResourceStatus = resource.status ?? {};
-  const next = await desiredStatus(deps, resource, previous, generation, now);
+  const read = async () => (await custom.getClusterCustomObject(target)) as RolloutResource;
+  const { next, previous } = await desiredStatus(deps, collection.kind, resource, now, read);
   if (canonicalJson(next) !== canonicalJson(previous)) {
     await custom.patchClusterCustomObjectStatus(
       { ...target, body: [{ op: 'add', path: '/status', value: next }] },
       jsonPatch,
     );
   }
-}
-
-async function desiredStatus(
-  deps: ReconcileDeps,
-  resource: RolloutResource,
-  previous: RolloutResourceStatus,
-  generation: number,
-  now: string,
-): Promise<RolloutResourceStatus> {
-  const policies = deps
-    .policies()
-    .map((p) => DeploymentPolicySchema.safeParse(p))
-    .filter((p) => p.success)
-    .map((p) => p.data as DeploymentPolicy);
-  const parsed = parseRolloutDocuments([manifestOf(resource)], { policies });
-  const spec = parsed.rollouts[0];
-  if (parsed.errors.length > 0 || !spec) return invalidResourceStatus(previous, parsed.errors, generation, now);
-  const name = spec.name;
-  // A spec is applied once per generation; the rollout's own workflow is the record that it was (NotFound: again).
-  let view = await rolloutStatus(deps.keelson, name).catch((err: unknown) => {
-    if (err instanceof NotFoundError) return undefined;
-    throw err;
-  });
-  const validated = previous.conditions?.find((c) => c.type === 'Valid');
-  if (!view || previous.observedGeneration !== generation || validated?.status !== 'True') {
-    await applyRollout(deps.keelson, spec, ACTOR);
-    view = await rolloutStatus(deps.keelson, name);
-  }
-  const controls = controlsFor(spec, view);
-  for (const kind of controls) {
-    const annotation = resource.metadata.annotations ?? {};
-    await controlRollout(deps.keelson, name, kind, {
-      actor: ACTOR,
-      reason: `annotations ${JSON.stringify(annotation)}`,
-    });
-  }
-  if (controls.length > 0) view = await rolloutStatus(deps.keelson, name);
-  return rolloutResourceStatus(view, spec.spec.packages, generation, previous.conditions ?? [], now);
 }

@@ -1,4 +1,11 @@
-import { OPERATOR_FINALIZER, POLICY_API_VERSIONS, POLICY_KIND, RESOURCE_PLURALS, ROLLOUT_KINDS } from '../model/wire';
+import {
+  OPERATOR_FINALIZER,
+  POLICY_API_VERSIONS,
+  POLICY_KIND,
+  RESOURCE_PLURALS,
+  ROLLOUT_KINDS,
+  type RolloutKind,
+} from '../model/wire';
 import type { RolloutResourceStatus } from '../model/custom-resource/status';
 
 // The custom resources the controller watches, where the apiserver serves them, and their shape as read.
@@ -23,9 +30,15 @@ const collection = (apiVersion: string, kind: keyof typeof RESOURCE_PLURALS): Co
   return { group, version, plural: RESOURCE_PLURALS[kind] };
 };
 
-export const ROLLOUT_COLLECTIONS: Collection[] = [
-  collection(ROLLOUT_KINDS.Skyhook, 'Skyhook'),
-  collection(ROLLOUT_KINDS.NodeWright, 'NodeWright'),
+/** Where the resources of a rollout kind are served, and that kind. */
+export interface RolloutCollection {
+  kind: RolloutKind;
+  where: Collection;
+}
+
+export const ROLLOUT_COLLECTIONS: RolloutCollection[] = [
+  { kind: 'Skyhook', where: collection(ROLLOUT_KINDS.Skyhook, 'Skyhook') },
+  { kind: 'NodeWright', where: collection(ROLLOUT_KINDS.NodeWright, 'NodeWright') },
 ];
 export const POLICY_COLLECTIONS: Collection[] = POLICY_API_VERSIONS.map((v) => collection(v, POLICY_KIND));
 

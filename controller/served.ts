@@ -23,7 +23,9 @@ export async function startWhenServed<T extends KubeObject>(
         kubeCode(err) === 404
           ? ' (is its CustomResourceDefinition installed? chart value customResources.enabled)'
           : '';
-      log(`waiting for ${path} to be served: ${(err as Error).message.trim()}${hint}; retrying in ${retryMs / 1000}s`);
+      log(
+        `waiting for ${path} to be served: ${(err instanceof Error ? err.message : String(err)).trim()}${hint}; retrying in ${retryMs / 1000}s`,
+      );
       await new Promise((resolve) => setTimeout(resolve, retryMs));
     }
   }

@@ -83,6 +83,7 @@ const ROUTE_ACCESS: Record<string, RouteAccess> = {
   'GET /v1/rollouts': ['read'],
   'GET /v1/rollouts/:name': ['read'],
   'GET /v1/nodes/:node': ['read'],
+  'GET /v1/nodes/:node/logs': ['read'],
   'POST /v1/rollouts': ['deploy'],
   'PUT /v1/rollouts/:name': ['deploy'],
   'DELETE /v1/rollouts/:name': ['deploy'],
@@ -90,8 +91,11 @@ const ROUTE_ACCESS: Record<string, RouteAccess> = {
   'POST /v1/rollouts/:name/resume': ['operate'],
   'POST /v1/rollouts/:name/disable': ['operate'],
   'POST /v1/rollouts/:name/enable': ['operate'],
+  'POST /v1/rollouts/:name/reset-batches': ['operate'],
   'POST /v1/nodes/:node/rerun': ['operate'],
   'POST /v1/nodes/:node/reset': ['operate'],
+  'POST /v1/nodes/ignore': ['operate'],
+  'POST /v1/nodes/unignore': ['operate'],
 };
 
 /**

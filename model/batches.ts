@@ -16,7 +16,7 @@ export const BatchStateSchema = z.object({
 });
 export type BatchState = z.infer<typeof BatchStateSchema>;
 
-/** Also the reset state (§2.2.6). */
+/** Also the state a rollout reaching complete resets to (§2.2.6). */
 export function initialBatchState(): BatchState {
   return {
     currentBatch: 1,
@@ -113,4 +113,22 @@ export function evaluateBatch(
     progressPercent(next, nodes.length) < (strategy?.safetyLimit ?? 50) &&
     next.consecutiveFailures >= threshold;
   return next;
+}
+
+/**
+ * The checkpoint a batch is judged from (§2.2.4) moved to the compartment's nodes as they stand, judging nothing:
+ * `completedNodes` and `failedNodes` become its complete and erroring nodes.
+ */
+export function checkpointBatchState(state: BatchState, nodes: readonly NodeStatusEntry[]): BatchState {
+  const count = (s: Status) => nodes.filter((n) => n.status === s).length;
+  return { ...state, completedNodes: count('complete'), failedNodes: count('erroring') };
+}
+
+/**
+ * The manual reset (§2.2.6, `rollout reset-batches`): batch 1, no failures, not halted, no last batch, as Skyhook's;
+ * unlike Skyhook's, the checkpoint stays at the nodes' present counts, so the next batch is judged on its own nodes
+ * and not credited with every node completed before the reset.
+ */
+export function resetBatchState(nodes: readonly NodeStatusEntry[]): BatchState {
+  return checkpointBatchState(initialBatchState(), nodes);
 }

@@ -27,3 +27,4 @@ export * from './log-tail';
 export * from './interrupt-hold';
 export * from './node-decide';
 export * from './config-changes';
+export * from './node-ignore';

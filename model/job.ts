@@ -157,15 +157,38 @@ const ROOT_MOUNT = { name: 'root-mount', mountPath: '/root', mountPropagation: '
 const METADATA_MOUNT = { name: 'metadata', mountPath: NODE_METADATA_MOUNT };
 const CONFIG_MOUNT = { name: 'package-config', mountPath: PACKAGE_CONFIG_MOUNT };
 
+/** The labels of stage and interrupt Jobs and their pods; values too long or irregular for a label are hashed. */
+export const JOB_LABELS = {
+  rollout: `${KEELSON_PREFIX}rollout`,
+  package: `${KEELSON_PREFIX}package`,
+  version: `${KEELSON_PREFIX}version`,
+  stage: `${KEELSON_PREFIX}stage`,
+  node: `${KEELSON_PREFIX}node`,
+  generation: `${KEELSON_PREFIX}generation`,
+} as const;
+
 function labels(ctx: JobContext, key: Omit<StageJobKey, 'node' | 'rollout'>): Record<string, string> {
   return {
-    [`${KEELSON_PREFIX}rollout`]: safeLabelValue(ctx.rollout),
-    [`${KEELSON_PREFIX}package`]: safeLabelValue(key.package),
-    [`${KEELSON_PREFIX}version`]: safeLabelValue(key.version),
-    [`${KEELSON_PREFIX}stage`]: key.stage,
-    [`${KEELSON_PREFIX}node`]: safeLabelValue(ctx.node),
-    [`${KEELSON_PREFIX}generation`]: String(ctx.generation),
+    [JOB_LABELS.rollout]: safeLabelValue(ctx.rollout),
+    [JOB_LABELS.package]: safeLabelValue(key.package),
+    [JOB_LABELS.version]: safeLabelValue(key.version),
+    [JOB_LABELS.stage]: key.stage,
+    [JOB_LABELS.node]: safeLabelValue(ctx.node),
+    [JOB_LABELS.generation]: String(ctx.generation),
   };
+}
+
+/**
+ * The label selector of the pods of one package's stage Jobs on one node (every stage, or one): the interrupt Job
+ * counts as its owner package's `interrupt` stage.
+ */
+export function stagePodSelector(k: Omit<StageJobKey, 'version' | 'stage'> & { stage?: Stage }): string {
+  return [
+    `${JOB_LABELS.rollout}=${safeLabelValue(k.rollout)}`,
+    `${JOB_LABELS.package}=${safeLabelValue(k.package)}`,
+    `${JOB_LABELS.node}=${safeLabelValue(k.node)}`,
+    ...(k.stage !== undefined ? [`${JOB_LABELS.stage}=${k.stage}`] : []),
+  ].join(',');
 }
 
 function job(

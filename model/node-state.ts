@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeValue, formatPath } from './manifests/validation-error';
-import { DEFAULT_KEY_PREFIX } from './wire';
+import { DEFAULT_KEY_PREFIX, OPERATOR_KEY_PREFIXES } from './wire';
 
 // The nodeState_<rollout> annotation (§4): JSON keyed `name|version`, in the format Skyhook and NodeWright write,
 // plus Keelson's attempts and lastError. Decoding never throws: a malformed annotation is a typed error.
@@ -127,4 +127,13 @@ export function nodeMetadataKeys(rollout: string, prefix: string = DEFAULT_KEY_P
     notReadyCondition: `${prefix}${rollout}/NotReady`,
     erroringCondition: `${prefix}${rollout}/Erroring`,
   };
+}
+
+/**
+ * The ignore labels that keep a node out of every rollout: each operator prefix's (a rollout honours its kind's),
+ * and the worker's own key prefix's when it has one (`KEELSON_KEY_PREFIX`, honoured by every rollout, §5.2).
+ */
+export function ignoreLabelKeys(keyPrefix?: string): string[] {
+  const prefixes = new Set<string>([...OPERATOR_KEY_PREFIXES, ...(keyPrefix ? [keyPrefix] : [])]);
+  return [...prefixes].map((prefix) => nodeMetadataKeys('', prefix).ignore);
 }

@@ -4,6 +4,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { decodeNodeState, KEELSON_PREFIX, StatusSchema, type Status } from '../model';
 import type { ActivityMetrics } from '../activities';
 import type { RolloutStatusView } from '../workflows/messages';
+import { RolloutClocks } from './rollout-clocks';
 
 type StageEnded = Parameters<ActivityMetrics['stageEnded']>[0];
 
@@ -120,6 +121,18 @@ export const METRICS: readonly MetricDescription[] = [
     help,
   })),
   {
+    name: 'keelson_rollout_last_progress_timestamp_seconds',
+    type: 'gauge',
+    labels: ['rollout'],
+    help: "when this replica last saw the rollout's status, flags, generation or any node's status or package stage or state change (or first saw the rollout), in seconds since the epoch: take `min()` over replicas",
+  },
+  {
+    name: 'keelson_interrupt_permit_held_seconds',
+    type: 'gauge',
+    labels: ['rollout', 'node'],
+    help: "how long the node has held the rollout's interrupt permit, as seen by this replica (from its first sight of it): take `max()` over replicas",
+  },
+  {
     name: 'keelson_metrics_refresh_errors_total',
     type: 'counter',
     labels: ['source'],
@@ -142,11 +155,18 @@ export class KeelsonMetrics implements ActivityMetrics {
   private readonly failedPods: Counter;
   private readonly refreshErrors: Counter;
   private readonly gauges = new Map<string, Gauge>();
+  private readonly clocks = new RolloutClocks();
   private lastRefresh = 0;
   private refreshing: Promise<void> | undefined;
 
   constructor(
-    private readonly options: { sources?: GaugeSources; refreshSeconds?: number; processMetrics?: boolean } = {},
+    private readonly options: {
+      sources?: GaugeSources;
+      refreshSeconds?: number;
+      processMetrics?: boolean;
+      /** The clock of the progress and permit gauges (ms); tests move it. */
+      now?: () => number;
+    } = {},
   ) {
     const counter = (name: string) =>
       new Counter({ name, help: help(name), labelNames: labelsOf(name), registers: [this.registry] });
@@ -242,6 +262,11 @@ export class KeelsonMetrics implements ActivityMetrics {
     for (const g of this.gauges.values()) g.reset();
     const inFlight = retryingFailedPods(jobs ?? []);
     const set = (name: string, labels: Row<string>, value: number) => this.gauges.get(name)!.set(labels, value);
+    const now = (this.options.now ?? Date.now)();
+    this.clocks.observe(rollouts, now);
+    for (const h of this.clocks.permitHolds(now)) {
+      set('keelson_interrupt_permit_held_seconds', { rollout: h.rollout, node: h.node }, h.seconds);
+    }
     for (const r of rollouts) {
       const rollout = r.name;
       for (const s of STATUSES) set('keelson_rollout_status', { rollout, status: s }, r.status === s ? 1 : 0);
@@ -250,6 +275,7 @@ export class KeelsonMetrics implements ActivityMetrics {
         set('keelson_node_status_count', { rollout, status: s }, nodes.filter((n) => n.status === s).length);
       }
       set('keelson_node_target_count', { rollout }, nodes.length);
+      set('keelson_rollout_last_progress_timestamp_seconds', { rollout }, this.clocks.lastProgressSeconds(rollout)!);
       const states = new Map<string, number>();
       const stages = new Map<string, number>();
       const restarts = new Map<string, number>();

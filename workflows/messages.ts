@@ -7,6 +7,8 @@ import type { BatchState, NodeState, PackageProgress, RolloutSpec, Stage, Status
 
 /** The memo key of the rollout workflow's start that names who started it (the API token's name). */
 export const STARTED_BY_MEMO = 'startedBy';
+/** The memo key of the rollout workflow's start that names its owner (model/custom-resource/ownership.ts). */
+export const OWNER_MEMO = 'owner';
 
 /** Who asked for a pause, resume, disable or enable, and why: kept in history and shown in the UI. */
 export interface Actor {
@@ -24,7 +26,7 @@ export interface ChangedBy {
 
 /** The last change made to a rollout through its messages, shown by its status. */
 export interface RolloutChange {
-  action: 'update' | 'pause' | 'resume' | 'disable' | 'enable';
+  action: 'update' | 'pause' | 'resume' | 'disable' | 'enable' | 'reset-batches';
   actor: string;
   reason?: string;
   onBehalfOf?: string;
@@ -194,7 +196,7 @@ export interface RolloutStatusView {
   nodesInProgress: number;
   completeNodes: string;
   packageList: string;
-  /** Absent until the rollout is updated, paused, resumed, disabled or enabled. */
+  /** Absent until the rollout is updated, paused, resumed, disabled, enabled or has its batches reset. */
   lastChange?: RolloutChange;
 }
 
@@ -208,7 +210,15 @@ export const disableSignal = defineSignal<[Actor]>('disable');
 export const enableSignal = defineSignal<[Actor]>('enable');
 /** A validated new spec and who sends it (absent from older clients); returns the new generation. */
 export const updateSpecUpdate = defineUpdate<{ generation: number }, [RolloutSpec, ChangedBy?]>('updateSpec');
+/** Kept for histories that called it through Temporal directly; nothing in Keelson sends it (resetBatchState does). */
 export const resetBatchesUpdate = defineUpdate<void, []>('resetBatches');
+/** What a manual batch reset leaves: each compartment's batch state, and the generation it applies to. */
+export interface BatchResetResult {
+  generation: number;
+  compartments: Record<string, BatchState>;
+}
+/** The manual batch reset (§2.2.6, `rollout reset-batches`), with who asked and why. */
+export const resetBatchStateUpdate = defineUpdate<BatchResetResult, [Actor]>('resetBatchState');
 export const statusQuery = defineQuery<RolloutStatusView>('status');
 
 /**

@@ -162,14 +162,20 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
       () => cpu.sample(),
     );
     log(`${label}: rollout ${id} started on ${o.nodes} nodes, budget ${o.budget}`);
+    // Grows with every stage Job seen created or done and every node seen complete.
+    const progressMark = () =>
+      jobRec.jobs.size + [...jobRec.jobs.values()].filter((j) => j.seenComplete).length + runNodes.completeCount();
     if (o.killEverySeconds) {
       killing = true;
       killer = (async () => {
         while (killing) {
-          // Every few seconds of *running* time: on a loaded 2-core machine bundling the workflows takes longer
-          // than the kill period, and a worker killed while it bundles never makes progress at all.
+          // Every few seconds of *running* time, and only once the rollout moved since the worker started: on a
+          // loaded 2-core machine a worker can need longer than the kill period to bundle, connect and replay, and
+          // one killed every time before it moves anything never finishes at all.
           await fleet.untilWorkerStarted();
+          const moved = progressMark();
           await sleep(o.killEverySeconds! * 1000);
+          while (killing && progressMark() === moved) await sleep(250);
           if (!killing) break;
           await fleet.killWorker();
           await fleet.startWorker();

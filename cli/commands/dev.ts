@@ -18,8 +18,17 @@ export function registerDev(program: Command): void {
     .command('up')
     .description('Install missing tools, then start every service of the local stack that is not running')
     .option('--nodes <n>', 'number of fake nodes', positiveInt('--nodes', 1000), 10)
-    .action(async (opts: { nodes: number }) => {
-      await stackUp({ nodes: opts.nodes, log: (line) => process.stdout.write(`${line}\n`) });
+    .option(
+      '--custom-resources',
+      'also install the Skyhook, NodeWright and DeploymentPolicy definitions and run the controller, so that ' +
+        '`kubectl apply -f skyhook.yaml` starts a rollout',
+    )
+    .action(async (opts: { nodes: number; customResources?: boolean }) => {
+      await stackUp({
+        nodes: opts.nodes,
+        customResources: opts.customResources === true,
+        log: (line) => process.stdout.write(`${line}\n`),
+      });
       process.stdout.write('local stack is up; `npx keelson dev env` prints its settings\n');
     });
 

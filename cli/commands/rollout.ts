@@ -1,4 +1,3 @@
-import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { ApiClient } from '../../client/http-client';
 import {
@@ -10,10 +9,14 @@ import {
   requestDocuments,
   type Manifests,
 } from './manifests';
+import { confirm, NOT_CONFIRMED_EXIT } from './confirm';
 import { EXIT, printJson, run, table } from './output';
 import { auditLine, follow, nodeTable, summaryLine, type StatusBody } from './progress';
+import { defineResetBatches } from './reset-batches';
+import { actor } from './who';
 
-// `keelson rollout ...`: start, apply, status, list, pause/resume/disable/enable, delete, all through the HTTP API
+// `keelson rollout ...`: start, apply, status, list, pause/resume/disable/enable, reset-batches, delete, all through
+// the HTTP API
 // (KEELSON_API_URL, KEELSON_API_TOKEN), so auth and validation live in one place.
 
 interface Ref {
@@ -29,17 +32,6 @@ const seconds = (flag: string) => (value: string) => {
     throw new Error(`${flag}: "${value}" is not allowed; use seconds from 1 to 604800`);
   return n;
 };
-
-/** Who steers: `user@host`, kept in the workflow history with the reason. */
-export function actor(): string {
-  let user = process.env.USER ?? '';
-  try {
-    user ||= userInfo().username;
-  } catch {
-    user ||= 'unknown';
-  }
-  return `${user}@${hostname()}`;
-}
 
 /** Terminal drawing unless stdout is not a terminal; KEELSON_PROGRESS=tty|plain overrides. */
 export function ttyProgress(): boolean {
@@ -224,12 +216,17 @@ export function registerRollout(program: Command): void {
       );
   }
 
+  defineResetBatches(rollout.command('reset-batches'));
+
   rollout
     .command('delete <name>')
     .description('Delete a rollout: its workflow is cancelled and its nodes forget it')
+    .option('-y, --yes', 'do not ask for confirmation (needed when stdin is not a terminal)')
     .option('--json', 'print the API answer as JSON')
-    .action((name: string, o: { json?: boolean }) =>
+    .action((name: string, o: { yes?: boolean; json?: boolean }) =>
       run(async () => {
+        const answer = await confirm(`delete rollout ${name}`, o.yes);
+        if (answer !== 'yes') return NOT_CONFIRMED_EXIT[answer];
         const { body } = await api().request<Ref>('DELETE', `/v1/rollouts/${encodeURIComponent(name)}`);
         if (o.json) printJson(body);
         else process.stdout.write(`rollout ${name}: delete requested\n`);

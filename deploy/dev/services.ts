@@ -6,12 +6,12 @@ import { kubeconfigPath, projectRoot, stateDir } from './paths';
 import { logFile, portOpen, runningPid, sleep, startDetached, stopDetached, waitFor } from './processes';
 import { temporalAddress, temporalUiUrl } from './temporal';
 
-// Keelson's own processes on the local stack: the worker and the API.
+// Keelson's own processes on the local stack: the worker, the API, and the controller when asked for (controller.ts).
 export const devCluster = 'local';
 export const keelsonNamespace = 'keelson';
 export const apiPort = Number(process.env.KEELSON_API_PORT ?? 7480);
 export const apiUrl = `http://127.0.0.1:${apiPort}`;
-export const serviceComponents = ['worker', 'api'] as const;
+export const serviceComponents = ['worker', 'api', 'controller'] as const;
 const apiTokenFile = path.join(stateDir, 'api-token');
 
 /** The local API's bearer token: random, made once, kept in .keelson/api-token (mode 0600). */

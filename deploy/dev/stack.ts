@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { installScript, kubeconfigPath } from './paths';
+import { startDevController } from './controller';
 import { apiserverUrl, clusterComponents, startCluster, stopCluster } from './cluster';
 import { runningPid } from './processes';
 import { ensureNodes } from './nodes';
@@ -8,6 +9,8 @@ import { startTemporal, stopTemporal, temporalAddress, temporalUiUrl } from './t
 
 export interface StackOptions {
   nodes: number;
+  /** Also install the custom resource definitions and run the controller (custom-resource mode). */
+  customResources?: boolean;
   log: (line: string) => void;
 }
 
@@ -35,6 +38,7 @@ export async function stackUp(options: StackOptions): Promise<void> {
   const nodes = await ensureNodes(kubeconfigPath, options.nodes);
   options.log(`cluster: ${nodes.length} fake nodes Ready (${nodes[0]} .. ${nodes[nodes.length - 1]})`);
   await startServices(options.log);
+  if (options.customResources) await startDevController(options.log);
 }
 
 export async function stackDown(): Promise<string[]> {

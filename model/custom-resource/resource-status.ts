@@ -5,7 +5,8 @@ import type { ValidationError } from '../manifests/validation-error';
 import type { Condition, RolloutResourceStatus } from './status';
 
 // What the custom-resource controller writes to `.status`, from the rollout's status: Skyhook's fields and forms,
-// plus two conditions, `Valid` (the manifest passed validation, or why not) and `Ready` (every target node complete).
+// plus two conditions, `Valid` (the spec is what the rollout runs, or why not) and `Ready` (every target node
+// complete).
 
 /** The part of the rollout's status query answer (workflows/messages.ts RolloutStatusView) the resource shows. */
 export interface RolloutStatusInput {
@@ -36,11 +37,46 @@ export function setCondition(
 // Condition reasons are CamelCase; statuses are snake_case.
 const reasonOf = (status: Status) => status.replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase());
 
-/** The status of a valid resource whose rollout answered. */
+/** Why a resource's spec is not what its rollout runs (the `Valid=False` reasons). */
+export const NOT_ACCEPTED_REASONS = {
+  /** The manifest failed validation. */
+  invalid: 'Invalid',
+  /** The worker refused the spec at a start or an update (its image policy). */
+  refused: 'Refused',
+  /** Another owner's rollout holds the name. */
+  nameTaken: 'NameTaken',
+} as const;
+
+/** The status of a valid resource whose rollout answered: its spec accepted at `generation`. */
 export function rolloutResourceStatus(
   rollout: RolloutStatusInput,
   packages: Readonly<Record<string, Package>>,
   generation: number,
+  previous: readonly Condition[],
+  now: string,
+): RolloutResourceStatus {
+  const conditions = setCondition(
+    previous,
+    {
+      type: VALID_CONDITION,
+      status: 'True',
+      reason: 'Accepted',
+      message: 'the manifest is valid',
+      observedGeneration: generation,
+    },
+    now,
+  );
+  return rolloutFields(rollout, packages, generation, conditions, now);
+}
+
+/**
+ * Skyhook's fields and the `Ready` condition from the rollout's status, the other conditions kept: `packages` and
+ * `appliedGeneration` are those of the spec the rollout runs.
+ */
+export function rolloutFields(
+  rollout: RolloutStatusInput,
+  packages: Readonly<Record<string, Package>>,
+  appliedGeneration: number,
   previous: readonly Condition[],
   now: string,
 ): RolloutResourceStatus {
@@ -63,25 +99,14 @@ export function rolloutResourceStatus(
       ),
     ]),
   );
-  let conditions = setCondition(
+  const conditions = setCondition(
     previous,
-    {
-      type: VALID_CONDITION,
-      status: 'True',
-      reason: 'Accepted',
-      message: 'the manifest is valid',
-      observedGeneration: generation,
-    },
-    now,
-  );
-  conditions = setCondition(
-    conditions,
     {
       type: READY_CONDITION,
       status: rollout.status === 'complete' ? 'True' : 'False',
       reason: reasonOf(rollout.status),
       message: `${rollout.completeNodes} nodes complete`,
-      observedGeneration: generation,
+      observedGeneration: appliedGeneration,
     },
     now,
   );
@@ -92,7 +117,7 @@ export function rolloutResourceStatus(
     completeNodes: rollout.completeNodes,
     nodesInProgress: rollout.nodesInProgress,
     packageList: rollout.packageList,
-    observedGeneration: generation,
+    observedGeneration: appliedGeneration,
     conditions,
   };
 }
@@ -100,27 +125,43 @@ export function rolloutResourceStatus(
 /** Longest message a condition holds (metav1.Condition allows 32768 characters). */
 const MAX_MESSAGE = 32_768;
 
-/** The status of a resource that failed validation: the errors in the `Valid` condition; the rest kept as it was. */
-export function invalidResourceStatus(
-  previous: RolloutResourceStatus,
-  errors: readonly ValidationError[],
+export type NotAcceptedReason = (typeof NOT_ACCEPTED_REASONS)[keyof typeof NOT_ACCEPTED_REASONS];
+
+/** `base` with `Valid=False`: this generation's spec is not what the rollout runs, and why. */
+export function notAcceptedStatus(
+  base: RolloutResourceStatus,
+  reason: NotAcceptedReason,
+  message: string,
   generation: number,
   now: string,
 ): RolloutResourceStatus {
-  const message = errors.map((e) => `${e.path}: ${e.message}`).join('; ');
   const conditions = setCondition(
-    previous.conditions ?? [],
+    base.conditions ?? [],
     {
       type: VALID_CONDITION,
       status: 'False',
-      reason: 'Invalid',
+      reason,
       message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 3)}...` : message,
       observedGeneration: generation,
     },
     now,
   );
-  return { ...previous, conditions };
+  return { ...base, conditions };
 }
+
+/** The status of a resource that failed validation: the errors in the `Valid` condition; the rest from `base`. */
+export function invalidResourceStatus(
+  base: RolloutResourceStatus,
+  errors: readonly ValidationError[],
+  generation: number,
+  now: string,
+): RolloutResourceStatus {
+  return notAcceptedStatus(base, NOT_ACCEPTED_REASONS.invalid, validationMessage(errors), generation, now);
+}
+
+/** Every validation error in one line, each naming its field. */
+export const validationMessage = (errors: readonly ValidationError[]) =>
+  errors.map((e) => `${e.path}: ${e.message}`).join('; ');
 
 /** The pause, resume, disable and enable signals that bring a running rollout to the resource's annotations. */
 export function controlsFor(

@@ -2,6 +2,12 @@ import { z } from 'zod';
 
 // The subset of core/v1 types a package manifest carries; passed through to pods unchanged.
 
+/** Kubernetes object names (rollouts, nodes): DNS subdomains. */
+export const ObjectNameSchema = z
+  .string()
+  .max(253, 'is longer than 253 characters')
+  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a DNS subdomain: lowercase letters, digits, "-" and "."');
+
 export const EnvVarSchema = z.strictObject({
   // Kubernetes' own rule (RelaxedEnvironmentVariableValidation, GA in 1.34): printable ASCII other than '='. Checked
   // here so such a manifest is refused up front instead of failing every node's Job creation later.

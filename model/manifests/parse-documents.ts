@@ -1,14 +1,8 @@
 import { closestName } from './closest-name';
-import {
-  DISABLE_ANNOTATION,
-  MANIFEST_KINDS,
-  PAUSE_ANNOTATION,
-  POLICY_API_VERSIONS,
-  POLICY_KIND,
-  ROLLOUT_KINDS,
-} from '../wire';
+import { MANIFEST_KINDS, POLICY_API_VERSIONS, POLICY_KIND, ROLLOUT_KINDS } from '../wire';
+import { manifestControls } from './controls';
 import { DeploymentPolicySchema, type DeploymentPolicy } from './deployment-policy';
-import { metadataPrefix, type RolloutSpec } from './rollout-spec';
+import type { RolloutSpec } from './rollout-spec';
 import { SkyhookManifestSchema, type SkyhookManifest } from './skyhook';
 import { describeValue, errorMap, toValidationErrors, type ValidationError } from './validation-error';
 import { policyWarnings, rolloutWarnings, type ValidationWarning } from './warnings';
@@ -142,15 +136,12 @@ export function parseRolloutDocuments(docs: readonly unknown[], opts: ParseOptio
     const policyName = m.spec.deploymentPolicy;
     const policy = policyName === '' ? undefined : known.get(policyName);
     if (policyName !== '' && !policy) continue;
-    const prefix = metadataPrefix(m.kind);
-    const annotations = m.metadata.annotations ?? {};
     warnings.push(...rolloutWarnings(label, m, writtenImages(doc)));
     rollouts.push({
       name: m.metadata.name,
       kind: m.kind,
-      // spec.pause is the older way to say it (Skyhook's operator ignores it; Keelson's docs promise a paused start).
-      paused: annotations[`${prefix}${PAUSE_ANNOTATION}`] === 'true' || m.spec.pause,
-      disabled: annotations[`${prefix}${DISABLE_ANNOTATION}`] === 'true',
+      // spec.pause counts too (Skyhook's operator ignores it; Keelson's docs promise a paused start).
+      ...manifestControls(m.kind, m.metadata.annotations ?? {}, m.spec.pause),
       spec: m.spec,
       policy: policy ? { name: policy.metadata.name, spec: policy.spec } : null,
       resetBatchStateOnCompletion:

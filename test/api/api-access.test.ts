@@ -87,6 +87,7 @@ test('the actor is the token name: in the start memo, the update and signal argu
   await eventually(async () => {
     const s = await reader('GET', `/v1/rollouts/${name}`);
     expect(s.body.startedBy).toBe('deployer');
+    expect(s.body.owner).toBe('api');
     expect(s.body.lastChange).toEqual({ action: 'update', actor: 'deployer', generation: 2 });
   }, 30_000);
   expect((await operator('POST', `/v1/rollouts/${name}/resume`, { reason: 'freeze over' })).status).toBe(202);
@@ -102,7 +103,7 @@ test('the actor is the token name: in the start memo, the update and signal argu
   expect(deleted.body.actor).toBe('deployer');
 
   const handle = k.temporal.workflow.getHandle(rolloutWorkflowId(k.cluster, name), started.body.runId as string);
-  expect((await handle.describe()).memo).toEqual({ startedBy: 'deployer' });
+  expect((await handle.describe()).memo).toEqual({ startedBy: 'deployer', owner: 'api' });
   const { events } = await handle.fetchHistory();
   const signals = events!
     .filter((e) => e.workflowExecutionSignaledEventAttributes)
@@ -186,4 +187,63 @@ test("an update the worker refuses is not the rollout's spec: applying the runni
   const again = await k.keelson.applyRollout(rolloutFromBody(body));
   expect(again.action).toBe('unchanged');
   await k.keelson.deleteRollout(kept);
+});
+
+test('POST /v1/rollouts/:name/reset-batches takes operate: a read token is refused; the actor and reason are kept', async () => {
+  const batches = `batches-${Date.now().toString(36)}`;
+  const body = manifest(batches, NODES, { base: { version: '1.0.0' } });
+  expect((await deployer('POST', '/v1/rollouts', body, 'application/yaml')).status).toBe(201);
+  await eventually(async () => {
+    const s = await reader('GET', `/v1/rollouts/${batches}`);
+    expect(s.body.compartmentStatuses?.__default__?.batchState.currentBatch).toBe(2);
+  }, 60_000);
+  const path = `/v1/rollouts/${batches}/reset-batches`;
+
+  const refused = await reader('POST', path, { reason: 'start over' });
+  expect(refused.status).toBe(403);
+  expect(refused.body).toEqual({
+    error: 'forbidden',
+    message: `token reader (scopes read) may not call POST /v1/rollouts/:name/reset-batches: it needs scope operate`,
+  });
+  expect((await deployer('POST', path, { reason: 'start over' })).status).toBe(403);
+  const noReason = await operator('POST', path, {});
+  expect(noReason.status).toBe(400);
+  expect((noReason.body.errors as { path: string }[]).map((e) => e.path)).toEqual(['body.reason']);
+  expect((await operator('POST', '/v1/rollouts/no-such-rollout/reset-batches', { reason: 'x' })).status).toBe(404);
+  const untouched = await reader('GET', `/v1/rollouts/${batches}`);
+  expect(untouched.body.compartmentStatuses.__default__.batchState.currentBatch).toBe(2);
+
+  const reset = await operator('POST', path, { reason: 'start over', actor: 'bob@laptop' });
+  expect(reset.status).toBe(200);
+  expect(reset.body).toMatchObject({
+    name: batches,
+    action: 'reset-batches',
+    actor: 'operator',
+    reason: 'start over',
+    onBehalfOf: 'bob@laptop',
+    generation: 1,
+    compartments: {
+      __default__: { currentBatch: 1, consecutiveFailures: 0, shouldStop: false, completedNodes: 1, failedNodes: 0 },
+    },
+  });
+  const status = await reader('GET', `/v1/rollouts/${batches}`);
+  expect(status.body.lastChange).toEqual({
+    action: 'reset-batches',
+    actor: 'operator',
+    reason: 'start over',
+    onBehalfOf: 'bob@laptop',
+    generation: 1,
+  });
+  expect(status.body.compartmentStatuses.__default__.batchState.currentBatch).toBe(1);
+
+  const { events } = await k.temporal.workflow.getHandle(rolloutWorkflowId(k.cluster, batches)).fetchHistory();
+  const resets = events!
+    .map((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input)
+    .filter((input) => input?.name === 'resetBatchState')
+    .map((input) => decoded(input!.args?.payloads));
+  expect(resets).toEqual([[{ actor: 'operator', reason: 'start over', onBehalfOf: 'bob@laptop' }]]);
+  expect(k.accessLog.filter((e) => e.rollout === batches && e.route === '/v1/rollouts/:name/reset-batches')).toEqual(
+    expect.arrayContaining([expect.objectContaining({ actor: 'reader', status: 403 })]),
+  );
+  await k.keelson.deleteRollout(batches);
 });

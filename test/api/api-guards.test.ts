@@ -131,7 +131,10 @@ test('GET /openapi.json: every route of docs/api.md, with schemas generated from
       '/healthz',
       '/metrics',
       '/openapi.json',
+      '/v1/nodes/ignore',
+      '/v1/nodes/unignore',
       '/v1/nodes/{node}',
+      '/v1/nodes/{node}/logs',
       '/v1/nodes/{node}/rerun',
       '/v1/nodes/{node}/reset',
       '/v1/rollouts',
@@ -139,6 +142,7 @@ test('GET /openapi.json: every route of docs/api.md, with schemas generated from
       '/v1/rollouts/{name}/disable',
       '/v1/rollouts/{name}/enable',
       '/v1/rollouts/{name}/pause',
+      '/v1/rollouts/{name}/reset-batches',
       '/v1/rollouts/{name}/resume',
     ].sort(),
   );
@@ -153,6 +157,18 @@ test('GET /openapi.json: every route of docs/api.md, with schemas generated from
     'post-interrupt',
   ]);
   expect(schemas.ControlBody.required).toEqual(['reason']);
+  expect(Object.keys(schemas.IgnoreBody.properties)).toEqual(['nodes', 'selector']);
+  expect(schemas.IgnoreAnswer.properties.results.items.properties.outcome.enum).toContain('already ignored');
+  const logs = r.body.paths['/v1/nodes/{node}/logs'].get;
+  expect(logs.parameters.map((p: { name: string; required: boolean }) => `${p.name}${p.required ? '' : '?'}`)).toEqual([
+    'node',
+    'rollout',
+    'package',
+    'stage?',
+    'container?',
+    'tail?',
+    'follow?',
+  ]);
   expect(r.body.paths['/v1/rollouts'].post.responses['409']).toBeDefined();
 });
 

@@ -44,6 +44,14 @@ test.each([
     { KEELSON_API_TOKEN: 'a'.repeat(20), KEELSON_API_BODY_LIMIT_BYTES: '10' },
     'KEELSON_API_BODY_LIMIT_BYTES="10": must be a whole number from 1024 to 16777216',
   ],
+  [
+    { KEELSON_API_TOKEN: 'a'.repeat(20), KEELSON_NAMESPACE: 'Jobs_NS' },
+    'KEELSON_NAMESPACE="Jobs_NS": must be a namespace name: 1-63 lowercase letters, digits or \'-\'',
+  ],
+  [
+    { KEELSON_API_TOKEN: 'a'.repeat(20), KEELSON_KEY_PREFIX: 'acme.example' },
+    'KEELSON_KEY_PREFIX="acme.example": must be a DNS subdomain followed by \'/\'',
+  ],
 ])('bad settings %j stop start-up (exit 2) naming the setting', (env, message) => {
   const r = startUp(env);
   expect(r.code).toBe(2);

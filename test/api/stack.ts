@@ -4,6 +4,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import type { FastifyInstance } from 'fastify';
 import { createActivities, workloadInformer } from '../../activities';
 import type { AccessLogEntry } from '../../api/access-log';
+import { clusterAccess } from '../../api/cluster';
 import { buildApi } from '../../api/server';
 import { ApiSettingsSchema } from '../../api/settings';
 import { KeelsonClient } from '../../client';
@@ -104,6 +105,7 @@ export async function startTestKeelson(
   const accessLog: AccessLogEntry[] = [];
   const app = await buildApi({
     keelson,
+    cluster: clusterAccess(kc, namespace),
     tokens: [unnamedToken(TOKEN), ...Object.values(SCOPED)],
     bodyLimitBytes: 64 * 1024,
     accessLog: (entry) => accessLog.push(entry),

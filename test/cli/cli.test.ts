@@ -4,7 +4,7 @@ import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { manifest, SCOPED, startTestKeelson, type TestKeelson } from '../api/stack';
-import { rolloutWorkflowId } from '../../model/workflow-ids';
+import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 
 // `keelson rollout ...` and `keelson node ...` as users run them: a real process talking to a real API, worker and
 // Temporal server. The API runs in this process, so the CLI is run asynchronously (never spawnSync).
@@ -133,11 +133,100 @@ test('pause and resume with --reason; rerun and reset on a node', async () => {
   expect(audit).toMatch(/^started by api; last change: resume by api for \S+@\S+ \(freeze over\), generation 2$/);
   const rerun = await keelson(['node', 'rerun', NODE, '--rollout', name, '--package', 'base', '--stage', 'config']);
   expect(rerun).toMatchObject({ code: 0, stdout: `node ${NODE}: base of ${name} runs again from config\n` });
-  const reset = await keelson(['node', 'reset', NODE, '--rollout', name]);
+  const reset = await keelson(['node', 'reset', NODE, '--rollout', name, '--yes']);
   expect(reset).toMatchObject({ code: 0, stdout: `node ${NODE}: rollout ${name} reset\n` });
   const w = await keelson(['rollout', 'status', name, '--watch']);
   expect(w.code).toBe(0);
   expect(w.stdout).toContain(`  ${NODE}: complete base@2.0.0 config complete`);
+});
+
+/** How many times the node workflow accepted a reset update: a refused command must not add one. */
+async function resetsOn(node: string): Promise<number> {
+  const { events } = await k.temporal.workflow.getHandle(nodeWorkflowId(k.cluster, node)).fetchHistory();
+  return events!.filter(
+    (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'reset',
+  ).length;
+}
+
+test('destructive commands without a terminal: refused without --yes (exit 2, naming --yes), nothing done', async () => {
+  const refusal = (action: string) =>
+    `keelson: refusing to ${action} without confirmation: stdin is not a terminal; pass --yes\n`;
+  const resets = await resetsOn(NODE);
+  const reset = await keelson(['node', 'reset', NODE, '--rollout', name]);
+  expect(reset).toEqual({ code: 2, stdout: '', stderr: refusal(`reset rollout ${name} on node ${NODE}`) });
+  const batches = await keelson(['rollout', 'reset-batches', name, '--reason', 'start over']);
+  expect(batches).toEqual({ code: 2, stdout: '', stderr: refusal(`reset the batches of rollout ${name}`) });
+  const dp = await keelson(['deployment-policy', 'reset', name, '--reason', 'start over']);
+  expect(dp).toEqual({ code: 2, stdout: '', stderr: refusal(`reset the batches of rollout ${name}`) });
+  const del = await keelson(['rollout', 'delete', name]);
+  expect(del).toEqual({ code: 2, stdout: '', stderr: refusal(`delete rollout ${name}`) });
+  // Nothing was sent: the rollout runs, its last change and its batches are as they were, the node was not reset.
+  const status = JSON.parse((await keelson(['rollout', 'status', name, '--json'])).stdout);
+  expect(status.lastChange.action).not.toBe('reset-batches');
+  expect(status.compartmentStatuses.__default__.batchState.currentBatch).toBeGreaterThan(1);
+  expect(await resetsOn(NODE)).toBe(resets);
+});
+
+test('rollout reset-batches --yes, and deployment-policy reset --confirm as Skyhook users type it', async () => {
+  const r = await keelson(['rollout', 'reset-batches', name, '--reason', 'start over', '--yes']);
+  expect(r).toEqual({
+    code: 0,
+    stdout: `rollout ${name}: batches reset (start over)\n  __default__: batch 1, 1 complete, 0 failed\n`,
+    stderr: '',
+  });
+  const audit = (await keelson(['rollout', 'status', name])).stdout.split('\n')[1];
+  expect(audit).toMatch(/^started by api; last change: reset-batches by api for \S+@\S+ \(start over\), generation 2$/);
+  const dp = await keelson(['dp', 'reset', name, '--reason', 'again', '--confirm', '--json']);
+  expect(dp.code).toBe(0);
+  expect(JSON.parse(dp.stdout)).toMatchObject({
+    action: 'reset-batches',
+    reason: 'again',
+    compartments: { __default__: { currentBatch: 1, shouldStop: false } },
+  });
+});
+
+test('node rerun and reset on several nodes: names, patterns, --all-erroring; each outcome reported, exit non-zero if any failed', async () => {
+  const multi = `${name}-multi`;
+  const nodes = ['node-004', 'node-005'];
+  const failing = file('multi.yaml', manifest(multi, nodes, { broken: { version: '1.0.0', failStages: 'apply' } }));
+  expect((await keelson(['rollout', 'start', '--wait', '--timeout', '100', '-f', failing])).code).toBe(1);
+
+  const rerun = await keelson(['node', 'rerun', '--all-erroring', '--rollout', multi, '--package', 'broken']);
+  expect(rerun).toEqual({
+    code: 0,
+    stdout: nodes.map((n) => `node ${n}: broken of ${multi} runs again\n`).join(''),
+    stderr: '',
+  });
+  const byPattern = await keelson(['node', 'reset', 'node-00*', '--rollout', multi, '--yes']);
+  expect(byPattern).toEqual({
+    code: 0,
+    stdout: nodes.map((n) => `node ${n}: rollout ${multi} reset\n`).join(''),
+    stderr: '',
+  });
+
+  const partly = await keelson(['node', 'reset', 'node-004', 'no-such-node', '--rollout', multi, '--yes']);
+  expect(partly.code).toBe(4);
+  expect(partly.stdout).toBe(`node node-004: rollout ${multi} reset\n`);
+  expect(partly.stderr).toMatch(
+    /^node no-such-node: failed: .*no-such-node.*not found.*\nkeelson: 1 of 2 nodes failed\n$/,
+  );
+
+  const json = await keelson(['node', 'rerun', ...nodes, '--rollout', multi, '--package', 'nope', '--json']);
+  expect(json.code).toBe(4);
+  expect(JSON.parse(json.stdout)).toEqual(
+    nodes.map((node) => ({ node, ok: false, status: 404, error: 'not_found', message: expect.any(String) })),
+  );
+
+  const nothing = await keelson(['node', 'reset', 'gpu-*', '--rollout', multi, '--yes']);
+  expect(nothing).toEqual({
+    code: 1,
+    stdout: '',
+    stderr: `nodes: pattern "gpu-*" matches no node of rollout ${multi}; its nodes: node-004, node-005\n`,
+  });
+  const none = await keelson(['node', 'reset', '--rollout', multi, '--yes']);
+  expect(none).toMatchObject({ code: 2, stdout: '' });
+  expect(none.stderr).toContain('--all-erroring');
+  expect((await keelson(['rollout', 'delete', multi, '--yes'])).code).toBe(0);
 });
 
 test('errors: stderr and the documented exit codes', async () => {
@@ -206,7 +295,7 @@ test('status --watch rides out an API outage: says so on stderr, exits 0 once th
 });
 
 test('rollout delete: exit 0, then the rollout is not found (exit 4)', async () => {
-  const r = await keelson(['rollout', 'delete', name]);
+  const r = await keelson(['rollout', 'delete', name, '--yes']);
   expect(r).toMatchObject({ code: 0, stdout: `rollout ${name}: delete requested\n` });
   let code = 0;
   for (let i = 0; i < 40 && code !== 4; i++) {
@@ -232,4 +321,78 @@ test('start --wait on a package whose apply fails: exit 1 once the node is error
   expect(r.stderr).toContain(`keelson: rollout ${failing} is erroring on 1 node(s)`);
   expect(r.code).toBe(1);
   expect(r.stdout).toContain('node-005: erroring broken@1.0.0 apply erroring');
+});
+
+test('logs of the failed stage: the log on stdout, its pod and container on stderr; --tail; a gone Job exits 4', async () => {
+  const failing = `${name}-fail`;
+  const r = await keelson(['logs', '--rollout', failing, '--node', 'node-005', '--package', 'broken']);
+  expect(r.code).toBe(0);
+  expect(r.stderr).toMatch(
+    /^pod \S+, container broken-apply \(containers: broken-init, broken-apply, broken-applycheck\)\n$/,
+  );
+  expect(r.stdout).toContain('[keelson-sim] apply started on node-005');
+  expect(r.stdout).toContain('[keelson-sim] apply failed: exit code 1');
+  const tail = await keelson([
+    'logs',
+    '--rollout',
+    failing,
+    '--node',
+    'node-005',
+    '--package',
+    'broken',
+    '--tail',
+    '1',
+  ]);
+  expect(tail.stdout).toMatch(/^\[keelson-sim\] apply failed: exit code 1 .*\n$/);
+  const followed = await keelson(['logs', '--rollout', failing, '--node', 'node-005', '--package', 'broken', '-f']);
+  expect([followed.code, followed.stdout]).toEqual([0, r.stdout]);
+  const gone = await keelson([
+    'logs',
+    '--rollout',
+    failing,
+    '--node',
+    'node-005',
+    '--package',
+    'broken',
+    '--stage',
+    'config',
+  ]);
+  expect(gone.code).toBe(4);
+  expect(gone.stdout).toBe('');
+  expect(gone.stderr).toContain('its Job is gone');
+  expect(gone.stderr).toContain('`keelson node status node-005`');
+  const reader = await keelson(['node', 'ignore', 'node-000'], { KEELSON_API_TOKEN: SCOPED.reader.token });
+  expect(reader.code).toBe(6);
+  expect(reader.stderr).toContain('it needs scope operate');
+});
+
+test('node ignore and unignore: one line a node, idempotent, exit 4 naming a node that does not exist', async () => {
+  try {
+    const first = await keelson(['node', 'ignore', 'node-000', 'no-such-node']);
+    expect(first).toEqual({
+      code: 4,
+      stdout: 'node node-000: ignored\n',
+      stderr: 'node no-such-node: not found: node no-such-node does not exist\n',
+    });
+    expect(await keelson(['node', 'ignore', 'node-000'])).toEqual({
+      code: 0,
+      stdout: 'node node-000: already ignored\n',
+      stderr: '',
+    });
+    const json = await keelson(['node', 'ignore', 'node-000', '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      action: 'ignore',
+      results: [{ node: 'node-000', outcome: 'already ignored' }],
+    });
+    expect(await keelson(['node', 'unignore', '--selector', 'kubernetes.io/hostname=node-000'])).toEqual({
+      code: 0,
+      stdout: 'node node-000: unignored\n',
+      stderr: '',
+    });
+    const none = await keelson(['node', 'ignore']);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toBe('body.nodes: name at least one node, or a selector\n');
+  } finally {
+    await keelson(['node', 'unignore', 'node-000']);
+  }
 });

@@ -16,7 +16,12 @@ const kubectl = path.join(tools.kubeBin, 'kubectl');
 
 export type Doc = {
   kind: string;
-  metadata: { name: string; namespace?: string };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   spec?: Record<string, unknown>;
 } & Record<string, unknown>;
 
@@ -47,13 +52,13 @@ export function applyChart(release: string, namespace: string): Doc[] {
 /** The worker's ServiceAccount name for a release (the chart's default naming). */
 export const workerServiceAccount = (release: string) => `${release}-keelson-worker`;
 
-/** Writes a kubeconfig file with an hour-long token of the release's worker ServiceAccount; returns its path. */
+/** Writes a kubeconfig file with an hour-long token of a release's ServiceAccount (the worker's by default). */
 export async function serviceAccountKubeconfig(
   adminKc: KubeConfig,
   release: string,
   namespace: string,
+  sa = workerServiceAccount(release),
 ): Promise<string> {
-  const sa = workerServiceAccount(release);
   const token = await adminKc.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
     name: sa,
     namespace,
@@ -68,7 +73,7 @@ export async function serviceAccountKubeconfig(
     contexts: [{ name: 'sa', cluster: 'local', user: sa }],
     currentContext: 'sa',
   });
-  const file = path.join(os.tmpdir(), `${release}-kubeconfig.yaml`);
+  const file = path.join(os.tmpdir(), `${sa}-kubeconfig.yaml`);
   fs.writeFileSync(file, kc.exportConfig(), { mode: 0o600 });
   return file;
 }
@@ -76,9 +81,10 @@ export async function serviceAccountKubeconfig(
 /** Deletes what the chart made outside its namespace (cluster-scoped RBAC), then the namespace. */
 export async function removeChart(adminKc: KubeConfig, release: string, namespace: string): Promise<void> {
   const rbac = adminKc.makeApiClient(RbacAuthorizationV1Api);
-  const name = `${release}-keelson-${namespace}-worker`;
-  await rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
-  await rbac.deleteClusterRole({ name }).catch(() => undefined);
+  for (const name of ['worker', 'api'].map((c) => `${release}-keelson-${namespace}-${c}`)) {
+    await rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
+    await rbac.deleteClusterRole({ name }).catch(() => undefined);
+  }
   await adminKc
     .makeApiClient(CoreV1Api)
     .deleteNamespace({ name: namespace })

@@ -60,7 +60,9 @@ describe('helm chart', () => {
     const kinds = docs.map((d) => `${d.kind}/${d.metadata.name}`).sort();
     expect(kinds).toEqual(
       [
+        `ClusterRole/${release}-keelson-${namespace}-api`,
         `ClusterRole/${release}-keelson-${namespace}-worker`,
+        `ClusterRoleBinding/${release}-keelson-${namespace}-api`,
         `ClusterRoleBinding/${release}-keelson-${namespace}-worker`,
         `Deployment/${release}-keelson-api`,
         `Deployment/${release}-keelson-worker`,
@@ -68,7 +70,9 @@ describe('helm chart', () => {
         `NetworkPolicy/${release}-keelson-worker`,
         `PodDisruptionBudget/${release}-keelson-api`,
         `PodDisruptionBudget/${release}-keelson-worker`,
+        `Role/${release}-keelson-api-logs`,
         `Role/${release}-keelson-jobs`,
+        `RoleBinding/${release}-keelson-api-logs`,
         `RoleBinding/${release}-keelson-jobs`,
         `Service/${release}-keelson-api`,
         `Service/${release}-keelson-worker-metrics`,

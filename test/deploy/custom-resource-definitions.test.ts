@@ -77,6 +77,16 @@ describe('custom-resource definitions in the chart', () => {
     ]);
   });
 
+  test('one controller at most: two replicas are refused, the value named (it has no leader election)', () => {
+    const controllers = (replicas: string) =>
+      helmTemplate('crd', 'default', 'customResources.enabled=true', `customResources.controller.replicas=${replicas}`)
+        .filter((d) => d.kind === 'Deployment' && d.metadata.name.endsWith('-controller'))
+        .map((d) => (d as { spec?: { replicas?: number } }).spec?.replicas);
+    expect(controllers('1')).toEqual([1]);
+    expect(controllers('0')).toEqual([0]);
+    expect(() => controllers('2')).toThrow(/customResources\.controller\.replicas is 2: must be 0 or 1/);
+  });
+
   test('the apiserver accepts the Skyhook, NodeWright and policy manifests Keelson accepts', async () => {
     const files = [
       'test/fixtures/manifests/skyhook-valid.yaml',

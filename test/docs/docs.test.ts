@@ -130,6 +130,31 @@ describe('docs agree with the code', () => {
     expect(formatKubeVersion(floor)).toBe(`${floor.major}.${floor.minor}.0`);
   });
 
+  test("install.md's monitoring table lists every monitoring value of the chart, with its default", () => {
+    const values = YAML.parse(
+      fs.readFileSync(path.join(projectRoot, 'deploy', 'helm', 'keelson', 'values.yaml'), 'utf8'),
+    ) as { monitoring: Record<string, unknown> };
+    // Label and annotation maps are one value each; other objects are groups of values.
+    const leaves = (prefix: string, v: unknown): [string, unknown][] =>
+      v !== null && typeof v === 'object' && !/\.(labels|annotations)$/.test(prefix)
+        ? Object.entries(v).flatMap(([k, x]) => leaves(`${prefix}.${k}`, x))
+        : [[prefix, v]];
+    const rows = leaves('monitoring', values.monitoring);
+    expect(rows.length).toBeGreaterThanOrEqual(10);
+    const text = docs.find((d) => d.file === 'install.md')!.text.replace(/ +/g, ' ');
+    for (const [name, value] of rows) {
+      const shown =
+        typeof value === 'object' && value !== null
+          ? `{${Object.entries(value)
+              .map(([k, x]) => `${k}: '${String(x)}'`)
+              .join(', ')}}`
+          : value === ''
+            ? "''"
+            : String(value);
+      expect(text).toContain(`| \`${name}\` | \`${shown}\` |`);
+    }
+  });
+
   test('metrics.md documents every metric the worker registers, with its type and labels', () => {
     const text = docs.find((d) => d.file === 'metrics.md')!.text.replace(/ +/g, ' ');
     for (const m of METRICS) {

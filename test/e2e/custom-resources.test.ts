@@ -1,38 +1,20 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import path from 'node:path';
-import { CustomObjectsApi } from '@kubernetes/client-node';
-import { KeelsonClient, loadClientSettings, NotFoundError } from '../../client';
-import { startController, type RunningController } from '../../controller/controller';
-import { CLEANUP_FINALIZER, OPERATOR_FINALIZERS, type RolloutResource } from '../../controller/resources';
-import { installCustomResourceDefinitions } from '../../deploy/dev/custom-resources';
-import { toolPaths } from '../../deploy/dev/paths';
-import { stackEnv } from '../../deploy/dev/stack';
-import type { RolloutResourceStatus } from '../../model/custom-resource/status';
+import { NotFoundError } from '../../client';
+import { CLEANUP_FINALIZER, OPERATOR_FINALIZERS } from '../../controller/resources';
 import { E2E, eventually, PREFIX, skyhook } from './e2e-stack';
+import { condition, ResourceDriver } from './resource-driver';
 
 // Custom-resource mode end to end: a rollout driven only by `kubectl apply`, `kubectl annotate` and `kubectl
 // delete` of a Skyhook resource, with the controller, the real worker and fake nodes; `.status` asserted at each
 // step, the controller restarted midway (it keeps nothing in memory), and the finalizer proven to run the cleanup.
 
 const e2e = new E2E('crmode');
-const env = stackEnv();
-const kubectlBin = path.join(toolPaths().kubeBin, 'kubectl');
+const driver = new ResourceDriver(e2e);
 const name = `cr-${e2e.cluster}`;
-const where = { group: 'skyhook.nvidia.com', version: 'v1alpha1', plural: 'skyhooks', name };
-let custom: CustomObjectsApi;
-let keelson: KeelsonClient;
-let controller: RunningController | undefined;
-const controllerLog: string[] = [];
-
-// Asynchronous: the controller runs in this process, and `kubectl delete` waits on it to remove the finalizer.
-async function kubectl(args: string[], input?: string): Promise<string> {
-  const run = promisify(execFile)(kubectlBin, args, { env: { ...process.env, KUBECONFIG: env.KUBECONFIG } });
-  if (input !== undefined) run.child.stdin!.end(input);
-  return (await run).stdout;
-}
-
-const apply = (manifest: Record<string, unknown>) => kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
+const kubectl = (args: string[]) => driver.kubectl(args);
+const apply = (manifest: Record<string, unknown>) => driver.apply(manifest);
+const resource = () => driver.resource('Skyhook', name);
+const statusBecomes = (what: string, expected: Record<string, unknown>) =>
+  driver.statusBecomes('Skyhook', name, what, expected);
 
 function manifest(version: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   const doc = skyhook({ name, nodes: e2e.nodes, packages: { hello: { version, simSeconds: 2, ...extra } } });
@@ -41,53 +23,8 @@ function manifest(version: string, extra: Record<string, unknown> = {}): Record<
   return { ...doc, metadata };
 }
 
-const resource = async () => (await custom.getClusterCustomObject(where)) as RolloutResource;
-
-/** Waits until `.status` matches, and returns it. */
-const statusBecomes = (what: string, expected: Record<string, unknown>) =>
-  eventually(
-    `.status ${what}`,
-    async () => {
-      const status = (await resource()).status ?? {};
-      expect(status).toMatchObject(expected);
-      return status as RolloutResourceStatus;
-    },
-    120_000,
-  );
-
-const condition = (status: RolloutResourceStatus, type: string) => status.conditions?.find((c) => c.type === type);
-
-async function runController(): Promise<void> {
-  controller = await startController({
-    kc: e2e.kc,
-    keelson: keelson.ctx,
-    selector: `keelson.dev/e2e=${e2e.cluster}`,
-    resyncMs: 1_000,
-    log: (line) => controllerLog.push(line),
-  });
-}
-
-beforeAll(async () => {
-  installCustomResourceDefinitions(env.KUBECONFIG!);
-  await e2e.start({ nodes: 2 });
-  custom = e2e.kc.makeApiClient(CustomObjectsApi);
-  keelson = await KeelsonClient.connect(
-    loadClientSettings({
-      TEMPORAL_ADDRESS: env.TEMPORAL_ADDRESS,
-      KEELSON_CLUSTER: e2e.cluster,
-      KEELSON_TASK_QUEUE: e2e.taskQueue,
-    }),
-  );
-  await runController();
-}, 180_000);
-
-afterAll(async () => {
-  await controller?.stop();
-  await custom?.deleteClusterCustomObject(where).catch(() => undefined);
-  await keelson?.close();
-  await e2e.stop();
-  if (controllerLog.length > 0) console.log(`controller log:\n${controllerLog.join('\n')}`);
-}, 180_000);
+beforeAll(() => driver.start(2), 180_000);
+afterAll(() => driver.stop([{ kind: 'Skyhook', name }]), 180_000);
 
 test('kubectl apply, annotate and delete drive a rollout; .status follows each step', async () => {
   // Created paused: the rollout starts, nothing runs, and .status says so in Skyhook's form.
@@ -124,10 +61,12 @@ test('kubectl apply, annotate and delete drive a rollout; .status follows each s
 
   // A restarted controller reads its state from the resource and the workflow: disable, then a new version applied
   // while disabled, then enable, which runs it.
-  await controller!.stop();
-  await runController();
+  await driver.controller!.stop();
+  await driver.runController();
   await kubectl(['annotate', 'skyhooks', name, `${PREFIX}disable=true`]);
-  await eventually('the rollout disabled', async () => expect((await keelson.rolloutStatus(name)).disabled).toBe(true));
+  await eventually('the rollout disabled', async () =>
+    expect((await driver.keelson.rolloutStatus(name)).disabled).toBe(true),
+  );
   await apply(manifest('1.1.0'));
   const disabled = await statusBecomes('disabled with generation 2', { status: 'disabled', observedGeneration: 2 });
   expect(Object.keys(disabled.nodeState![e2e.nodes[0]!]!)).toContain('hello|1.0.0');
@@ -148,12 +87,12 @@ test('kubectl apply, annotate and delete drive a rollout; .status follows each s
   });
   expect(condition(invalid, 'Valid')!.message).toContain(`Skyhook/${name}.spec.packages.hello.dependsOn.missing`);
   expect(invalid).toMatchObject({ status: 'complete', observedGeneration: 2 });
-  expect((await keelson.rolloutStatus(name)).status).toBe('complete');
+  expect((await driver.keelson.rolloutStatus(name)).status).toBe('complete');
 
   // kubectl delete waits for the finalizers (the operator's too): the rollout's workflow ended, node state cleared.
   await kubectl(['delete', 'skyhooks', name, '--timeout=120s']);
   await expect(resource()).rejects.toMatchObject({ code: 404 });
-  await expect(keelson.rolloutStatus(name)).rejects.toBeInstanceOf(NotFoundError);
+  await expect(driver.keelson.rolloutStatus(name)).rejects.toBeInstanceOf(NotFoundError);
   await eventually('node state cleared', async () => {
     for (const node of e2e.nodes) expect(await e2e.nodeState(node, name)).toBeUndefined();
   });

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BatchV1Api, CoreV1Api, KubeConfig, Watch, type V1Job, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import type { FastifyInstance } from 'fastify';
+import { clusterAccess } from '../../api/cluster';
 import { buildApi } from '../../api/server';
 import { ApiSettingsSchema } from '../../api/settings';
 import { KeelsonClient } from '../../client';
@@ -144,7 +145,12 @@ export class E2E {
       KEELSON_API_TOKEN: TOKEN,
     });
     this.keelson = await KeelsonClient.connect(settings);
-    this.app = await buildApi({ keelson: this.keelson, tokens: [unnamedToken(TOKEN)], bodyLimitBytes: 256 * 1024 });
+    this.app = await buildApi({
+      keelson: this.keelson,
+      cluster: clusterAccess(this.kc, this.namespace),
+      tokens: [unnamedToken(TOKEN)],
+      bodyLimitBytes: 256 * 1024,
+    });
     await this.app.listen({ host: '127.0.0.1', port: 0 });
     this.url = `http://127.0.0.1:${(this.app.server.address() as AddressInfo).port}`;
     return this;
@@ -357,7 +363,7 @@ export class E2E {
       const list = await this.cli(['rollout', 'list', '--json']);
       if (list.code === 0)
         for (const r of (JSON.parse(list.stdout) as { rollouts: { name: string }[] }).rollouts)
-          await this.cli(['rollout', 'delete', r.name]);
+          await this.cli(['rollout', 'delete', r.name, '--yes']);
     }
     await this.app?.close();
     await this.keelson?.close().catch(() => undefined);

@@ -91,7 +91,7 @@ test('a rollout deleted and started again with the same manifest (`kubectl delet
   await e2e.startAndWait(name, [doc]);
   const before = e2e.workloads.jobKeys(node).filter((k) => k.startsWith('tools'));
   expect(before).toEqual(['tools@1.0.0:apply', 'tools@1.0.0:config']);
-  await e2e.cliOk(['rollout', 'delete', name]);
+  await e2e.cliOk(['rollout', 'delete', name, '--yes']);
   const out = await e2e.startAndWait(name, [doc]);
   expect(out).toContain(`rollout ${name}: complete, 1/1 nodes complete`);
   // The new rollout ran every stage again (Jobs of its own): it read nothing the deleted one had written on the node.

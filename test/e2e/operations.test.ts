@@ -80,7 +80,9 @@ test('node reset (Skyhook CLI `node`): the node state for the rollout is cleared
   });
   e2e.workloads.clear();
   try {
-    expect(await e2e.cliOk(['node', 'reset', a, '--rollout', ROLLOUT])).toBe(`node ${a}: rollout ${ROLLOUT} reset\n`);
+    expect(await e2e.cliOk(['node', 'reset', a, '--rollout', ROLLOUT, '--yes'])).toBe(
+      `node ${a}: rollout ${ROLLOUT} reset\n`,
+    );
     await nodeCompleteAgain(a);
   } finally {
     stopWatch();
@@ -90,7 +92,7 @@ test('node reset (Skyhook CLI `node`): the node state for the rollout is cleared
   expect(e2e.workloads.jobKeys(a)).toEqual(ALL_STAGES);
   expect(e2e.workloads.jobKeys(b)).toEqual([]);
 
-  const unknownRollout = await e2e.cli(['node', 'reset', a, '--rollout', 'no-such-rollout']);
+  const unknownRollout = await e2e.cli(['node', 'reset', a, '--rollout', 'no-such-rollout', '--yes']);
   expect(unknownRollout.code).toBe(4);
   expect(unknownRollout.stderr).toContain(`node ${a} has no rollout no-such-rollout`);
 }, 300_000);
@@ -123,7 +125,7 @@ test('package rerun (Skyhook CLI `package`): only that package (or only that sta
   expect(badPackage.stderr).toContain(`rollout ${ROLLOUT} has no package nope`);
 }, 300_000);
 
-test('package logs (Skyhook CLI `package`): the failing stage log tail reaches the user in node status, and the failed Job keeps its pod log', async () => {
+test('package logs (Skyhook CLI `package`): the failing stage log tail reaches the user in node status, and the failed Job keeps its pod log, which `keelson logs` prints', async () => {
   const c = e2e.nodes[2]!;
   const name = BROKEN;
   const printed = PRINTED;
@@ -155,4 +157,7 @@ test('package logs (Skyhook CLI `package`): the failing stage log tail reaches t
     container: checkContainer,
   });
   expect(log).toContain(printed);
+  // `keelson logs` finds the same pod by the package and node alone, and picks the container that failed.
+  const cli = await e2e.cliOk(['logs', '--rollout', name, '--node', c, '--package', 'bad']);
+  expect(cli).toContain(printed);
 }, 300_000);

@@ -3,7 +3,7 @@ import { initialBatchState } from '../../model';
 import { useE2E, jobNodeName, skyhook, type StatusJson } from './e2e-stack';
 
 // §7 deployment-policy: legacy-compatibility, linear-strategy, multi-compartment, overlapping-selectors,
-// batch-state-reset. Batches are barriers (§2.2.2) sized by each compartment's strategy (§2.2.3); what a batch was
+// batch-state-reset; cli/deployment-policy (`dp reset`). Batches are barriers (§2.2.2) sized by each compartment's strategy (§2.2.3); what a batch was
 // is read back from the Jobs' creation and completion times, and from the batch fields of `rollout status --json`.
 
 // Deleting each rollout is one CLI call, and under load one call can take most of a minute.
@@ -308,4 +308,47 @@ test('batch-state-reset: resetBatchStateOnCompletion resets the batch state at c
     LONG,
   );
   expect(sizes(batchesOf(resetNodes, '1.1.0'))).toEqual([1, 2]);
+}, 500_000);
+
+test('cli/deployment-policy: `dp reset` puts a batch state kept at completion back to batch 1; the next version starts again from the first batch size', async () => {
+  const nodes = await e2e.addNodes(3);
+  const growing = policy('growing', {
+    default: { budget: { percent: 100 }, strategy: { linear: { initialBatch: 1, delta: 1 } } },
+  });
+  const kept = (version: string) =>
+    skyhook({
+      name: 'dp-reset',
+      nodes,
+      deploymentPolicy: 'growing',
+      resetBatchStateOnCompletion: false,
+      packages: packages(version),
+    });
+  await e2e.start_('dp-reset', [growing, kept('1.0.0')]);
+  const done = (await followUntilComplete('dp-reset')).at(-1)!;
+  expect(sizes(batchesOf(nodes, '1.0.0'))).toEqual([1, 2]);
+  expect(done.compartmentStatuses.__default__.batchState).toMatchObject({ currentBatch: 3, lastBatchSize: 2 });
+
+  const out = await e2e.cliOk(['dp', 'reset', 'dp-reset', '--reason', 'next driver from one node', '--confirm']);
+  expect(out).toBe(
+    'rollout dp-reset: batches reset (next driver from one node)\n  __default__: batch 1, 3 complete, 0 failed\n',
+  );
+  const reset = await e2e.status('dp-reset');
+  expect(reset.compartmentStatuses.__default__.batchState).toEqual({
+    ...initialBatchState(),
+    completedNodes: 3,
+  });
+  expect(reset.lastChange).toMatchObject({ action: 'reset-batches', reason: 'next driver from one node' });
+
+  // Without the reset the next version would run as one batch of 3 (linear: the last batch of 2, plus 1).
+  await e2e.apply('dp-reset', [growing, kept('1.1.0')]);
+  await e2e.statusUntil(
+    'dp-reset',
+    'generation 2 complete',
+    (s) => {
+      expect(s.generation).toBe(2);
+      expect(s.status).toBe('complete');
+    },
+    LONG,
+  );
+  expect(sizes(batchesOf(nodes, '1.1.0'))).toEqual([1, 2]);
 }, 500_000);

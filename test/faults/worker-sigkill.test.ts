@@ -1,8 +1,9 @@
 import { runScenario } from '../../bench/lib/scenario';
 import { expectRecovered, log, report } from './faults';
 
-// The worker process SIGKILLed every 8 seconds of running time (and started again at once) during a 10-node rollout of
-// three packages, one rebooting. The bench runs the same fault at 100 nodes (npm run bench); 10 keeps CI time modest.
+// The worker process SIGKILLed every 8 seconds of running time, once the rollout has moved since it started (and
+// started again at once), during a 10-node rollout of three packages, one rebooting. The bench runs the same fault at
+// 100 nodes (npm run bench); 10 keeps CI time modest.
 
 test('worker SIGKILLed every 8 s: the 10-node rollout completes, Jobs once each, no entry backwards, none cordoned', async () => {
   const r = await runScenario('fault-sigkill', {

@@ -66,11 +66,16 @@ describe('scopes per route', () => {
     ['GET', '/v1/rollouts/:name'],
     ['HEAD', '/v1/rollouts/:name'],
     ['GET', '/v1/nodes/:node'],
+    ['GET', '/v1/nodes/:node/logs'],
   ] as const;
   const operates = [
-    ...['pause', 'resume', 'disable', 'enable'].map((k) => ['POST', `/v1/rollouts/:name/${k}`] as const),
+    ...['pause', 'resume', 'disable', 'enable', 'reset-batches'].map(
+      (k) => ['POST', `/v1/rollouts/:name/${k}`] as const,
+    ),
     ['POST', '/v1/nodes/:node/rerun'],
     ['POST', '/v1/nodes/:node/reset'],
+    ['POST', '/v1/nodes/ignore'],
+    ['POST', '/v1/nodes/unignore'],
   ] as const;
   const deploys = [
     ['POST', '/v1/rollouts'],

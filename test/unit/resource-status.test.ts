@@ -1,6 +1,8 @@
 import {
   controlsFor,
   invalidResourceStatus,
+  notAcceptedStatus,
+  rolloutFields,
   rolloutResourceStatus,
   setCondition,
   type RolloutStatusInput,
@@ -115,6 +117,52 @@ describe('invalidResourceStatus', () => {
     const s = invalidResourceStatus({}, [{ path: 'p', message: 'x'.repeat(40_000) }], 1, T0);
     expect(s.conditions![0]!.message).toHaveLength(32_768);
     expect(RolloutResourceStatusSchema.safeParse(s).success).toBe(true);
+  });
+});
+
+describe('a spec the rollout does not run (NameTaken, Refused) over the rollout it runs', () => {
+  test("rolloutFields refreshes Skyhook's fields and Ready at the applied generation and leaves Valid as it was", () => {
+    const refused = notAcceptedStatus({}, 'Refused', 'the worker refused this spec: image', 2, T0);
+    const s = rolloutFields(view('paused', 'in_progress'), packages, 1, refused.conditions!, T1);
+    expect(s).toMatchObject({ status: 'paused', observedGeneration: 1, completeNodes: '0/2' });
+    expect(s.conditions).toEqual([
+      {
+        type: 'Valid',
+        status: 'False',
+        reason: 'Refused',
+        message: expect.any(String),
+        observedGeneration: 2,
+        lastTransitionTime: T0,
+      },
+      {
+        type: 'Ready',
+        status: 'False',
+        reason: 'Paused',
+        message: '0/2 nodes complete',
+        observedGeneration: 1,
+        lastTransitionTime: T1,
+      },
+    ]);
+  });
+
+  test('Valid=False with the reason given; its transition time stays while it stays False', () => {
+    const accepted = rolloutResourceStatus(view('complete', 'complete'), packages, 1, [], T0);
+    const taken = notAcceptedStatus(accepted, 'NameTaken', 'rollout x is owned by the API', 2, T1);
+    expect(taken.conditions!.find((c) => c.type === 'Valid')).toEqual({
+      type: 'Valid',
+      status: 'False',
+      reason: 'NameTaken',
+      message: 'rollout x is owned by the API',
+      observedGeneration: 2,
+      lastTransitionTime: T1,
+    });
+    expect(taken).toMatchObject({ status: 'complete', observedGeneration: 1 });
+    const later = notAcceptedStatus(taken, 'Refused', 'refused', 3, '2026-01-01T00:09:00Z');
+    expect(later.conditions!.find((c) => c.type === 'Valid')).toMatchObject({
+      reason: 'Refused',
+      lastTransitionTime: T1,
+    });
+    expect(RolloutResourceStatusSchema.safeParse(later).success).toBe(true);
   });
 });
 

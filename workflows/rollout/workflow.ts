@@ -30,7 +30,7 @@ import {
 import { imagePolicyErrors, type ImagePolicy } from '../../model/image-policy';
 import { parseTaint, sameTaint, taintToleration, untoleratedTaint, type Taint } from '../../model/taints';
 import { SHORT_CALL_TIMEOUT } from '../activity-timeouts';
-import { admitNext, newCompartmentBatch, type AdmissionMode } from './batch-admission';
+import { admitNext, newCompartmentBatch, resetCompartmentBatch, type AdmissionMode } from './batch-admission';
 import {
   dropNode,
   grantPermits,
@@ -57,6 +57,7 @@ import {
   releaseInterruptSignal,
   requestInterruptSignal,
   resetBatchesUpdate,
+  resetBatchStateUpdate,
   resumeSignal,
   STARTED_BY_MEMO,
   statusQuery,
@@ -270,6 +271,28 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     for (const b of Object.values(s.batches)) Object.assign(b, { state: initialBatchState(), open: null });
     poke();
   });
+  setHandler(
+    resetBatchStateUpdate,
+    (who) => {
+      log.info(`reset the batches of rollout ${name}`, { ...who });
+      const byName = new Map(compartments().map((c) => [c.name, c.nodes]));
+      for (const [compartment, batch] of Object.entries(s.batches)) {
+        const nodes = (byName.get(compartment) ?? []).map((n) => ({ name: n, status: batchStatus(s, n) }));
+        resetCompartmentBatch(batch, nodes);
+      }
+      s.lastChange = { action: 'reset-batches', ...who, generation: s.generation };
+      poke();
+      const states = Object.entries(s.batches).map(([c, b]) => [c, b.state] as const);
+      return { generation: s.generation, compartments: Object.fromEntries(states) };
+    },
+    {
+      validator: (who) => {
+        if (typeof who?.actor !== 'string' || who.actor === '') {
+          throw ApplicationFailure.nonRetryable('actor: must name who resets the batches (the API token name)');
+        }
+      },
+    },
+  );
   setHandler(statusQuery, () => rolloutStatusView(s, compartments(), true));
 
   async function relist(): Promise<void> {

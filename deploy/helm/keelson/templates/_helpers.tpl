@@ -50,3 +50,19 @@ app.kubernetes.io/component: {{ .component }}
   secret: { secretName: {{ .Values.temporal.tlsSecret | quote }}, defaultMode: 0400 }
 {{- end }}
 {{- end -}}
+{{/* A threshold in whole seconds, `list "<value path>" <value>`: fails naming the value unless it is a positive integer. */}}
+{{- define "keelson.seconds" -}}
+{{- $name := index . 0 -}}{{- $v := index . 1 -}}
+{{- if not (and (or (kindIs "int64" $v) (kindIs "float64" $v)) (gt (float64 $v) 0.0) (eq (float64 $v) (float64 (int64 $v)))) -}}
+{{- fail (printf "%s must be a positive whole number of seconds, got %v" $name $v) -}}
+{{- end -}}
+{{- int64 $v -}}
+{{- end -}}
+{{/* Labels of the Prometheus Operator objects: the chart's, the component's, and monitoring.labels. */}}
+{{- define "keelson.monitoringLabels" -}}
+{{ include "keelson.labels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- with .root.Values.monitoring.labels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
