@@ -28,3 +28,4 @@ export * from './interrupt-hold';
 export * from './node-decide';
 export * from './config-changes';
 export * from './node-ignore';
+export * from './progress-report';

@@ -41,6 +41,7 @@ export interface Write {
   rollout: string;
   state: NodeState;
   status: Status;
+  generation: number;
   at: number;
 }
 
@@ -270,6 +271,7 @@ export class FakeCluster {
           rollout: input.rollout,
           state: input.state,
           status: input.status,
+          generation: input.generation,
           at: Date.now(),
         });
         // As the real activity: the Jobs whose outcomes this write records go after it.

@@ -17,7 +17,15 @@ import type {
   WriteNodeStateInput,
 } from '../../activities/contract';
 import { SHORT_CALL_TIMEOUT } from '../activity-timeouts';
-import { encodeNodeState, packageProgress, type NodeState, type Status } from '../../model';
+import {
+  encodeNodeState,
+  packageProgress,
+  reportDue,
+  reportOf,
+  type LastReport,
+  type NodeState,
+  type Status,
+} from '../../model';
 import { nodeProgressSignal, type NodeProgress } from '../messages';
 import { kubeLocal } from './activities';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
@@ -48,6 +56,8 @@ export interface NodeStateSnapshot extends RolloutRef {
 export class NodeStateWriter {
   private readonly queue: NodeStateSnapshot[] = [];
   private readonly lastQueued = new Map<string, string>();
+  /** Per rollout, the last progress report a write carried: a write that changes nothing it judges by sends none. */
+  private readonly lastReported = new Map<string, LastReport>();
   private queued = 0;
   private written = 0;
   private inFlight = false;
@@ -94,6 +104,7 @@ export class NodeStateWriter {
   /** A forgotten rollout: its next snapshot, from a rollout started again under the name, is written whatever it is. */
   forget(rollout: string): void {
     this.lastQueued.delete(rollout);
+    this.lastReported.delete(rollout);
     delete this.previous[rollout];
   }
 
@@ -139,7 +150,7 @@ export class NodeStateWriter {
           node: this.node,
           previous: this.previous[next.rollout] ?? null,
           ...(due.length > 0 && { deleteJobs: due.map((d) => d.job) }),
-          ...(local && { report: this.progress(next) }),
+          ...(local && this.progress(next)),
         },
         local,
       );
@@ -181,17 +192,32 @@ export class NodeStateWriter {
     }
   }
 
-  /** The progress report a write sends once it is on the Node, ordered by the write's time and the node's count. */
-  private progress(s: NodeStateSnapshot): WorkflowSignal {
+  /**
+   * The progress report a write sends once it is on the Node, ordered by the write's time and the node's count; none
+   * when the write changes nothing the rollout judges by (model/progress-report.ts). A write retried keeps its report,
+   * so the last one sent always reaches the rollout.
+   */
+  private progress(s: NodeStateSnapshot): { report: WorkflowSignal } | undefined {
+    const state = packageProgress(s.state);
+    const now = Date.now();
+    const next = reportOf({ generation: s.generation, status: s.status, state }, now);
+    if (!reportDue(this.lastReported.get(s.rollout), next)) return undefined;
+    this.lastReported.set(s.rollout, next);
     this.count.reports = (this.count.reports ?? 0) + 1;
     const report: NodeProgress = {
       node: this.node,
       generation: s.generation,
       status: s.status,
-      state: packageProgress(s.state),
-      order: [Date.now(), this.count.reports],
+      state,
+      order: [now, this.count.reports],
     };
-    return { workflowId: rolloutWorkflowId(this.cluster, s.rollout), signal: nodeProgressSignal.name, args: [report] };
+    return {
+      report: {
+        workflowId: rolloutWorkflowId(this.cluster, s.rollout),
+        signal: nodeProgressSignal.name,
+        args: [report],
+      },
+    };
   }
 
   // The rollout folds node progress into its status and batches; a rollout already gone has nothing to fold into.
