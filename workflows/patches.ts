@@ -57,4 +57,9 @@ export const PATCHES = {
   taintsBlockBeforeAdmission: 'taints-block-before-admission',
   /** The worker's image policy is read at start and at every spec update; a spec outside it is refused. */
   imagePolicy: 'image-policy',
+  /**
+   * On the server's suggestion alone, the rollout continues as new at a quiet point (no node in flight, no permit, no
+   * message unsent), where no report can come in meanwhile and refuse it; past historyEventLimit, at once as before.
+   */
+  rolloutContinueWhenQuiet: 'rollout-continue-when-quiet',
 } as const;

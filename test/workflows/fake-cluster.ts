@@ -65,6 +65,8 @@ export class FakeCluster {
   script: (input: RunStageInput) => StageScript = () => ({ ms: 100 });
   /** How long starting or signalling a node workflow takes, as on a busy Temporal server. */
   ensureNodeWorkflowMs = 0;
+  /** ensureNodeWorkflow starts the node workflow; off, it only records the call (the test plays the nodes). */
+  startNodeWorkflows = true;
   /** How long removeTaint takes before it removes the taint. */
   removeTaintMs = 0;
   /** How long a deleted Job's pod keeps running (its termination grace period). */
@@ -358,6 +360,7 @@ export class FakeCluster {
       ensureNodeWorkflow: async (input) => {
         record('ensureNodeWorkflow', input);
         await new Promise((r) => setTimeout(r, this.ensureNodeWorkflowMs));
+        if (!this.startNodeWorkflows) return;
         await client.workflow.signalWithStart('nodeWorkflow', {
           workflowId: nodeWorkflowId(input.cluster, input.node),
           taskQueue,
