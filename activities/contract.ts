@@ -89,6 +89,15 @@ export interface WriteNodeStateInput extends RolloutRef {
   previous: string | null;
   /** Finished stage Jobs whose outcomes this state records: deleted once it is written (as deleteStageJob). */
   deleteJobs?: FinishedStageJob[];
+  /** A signal sent once the state is written and the Jobs deleted: the node's progress report to its rollout. */
+  report?: WorkflowSignal;
+}
+
+/** A signal to a workflow by its ID; a workflow that is gone takes nothing, and that is no failure. */
+export interface WorkflowSignal {
+  workflowId: string;
+  signal: string;
+  args: unknown[];
 }
 
 export interface NodeFacts {

@@ -7,6 +7,7 @@ import { drain } from './drain';
 import { runInterrupt } from './interrupt';
 import { listNodes } from './nodes';
 import { ensureNodeWorkflow } from './node-workflows';
+import { signalWorkflow } from './workflow-signal';
 import { clearNodeState, readNode, writeNodeState } from './node-state';
 import { waitForProtectedPods } from './protected-pods';
 import { waitForReboot } from './reboot';
@@ -77,6 +78,8 @@ export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetric
         metrics?.nodeStateWritten(input);
         // G3: a retry after a failed delete writes again (a no-op: the value is already there) before deleting.
         for (const job of input.deleteJobs ?? []) await stageJobs.deleteStageJob(job);
+        // The report follows the write it tells of; a retry sends it again, which the rollout takes as the same.
+        if (input.report) await signalWorkflow(deps.temporal, input.report);
         return out;
       } catch (err) {
         if ((err as { type?: string }).type === FAILURE_TYPES.foreignNodeStateWrite)

@@ -29,3 +29,4 @@ export * from './interrupt-hold';
 export * from './node-decide';
 export * from './config-changes';
 export * from './node-ignore';
+export * from './progress-report';

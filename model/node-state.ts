@@ -51,6 +51,23 @@ export const NodeStateSchema = z.record(z.string(), PackageEntrySchema).superRef
 });
 export type NodeState = z.infer<typeof NodeStateSchema>;
 
+/** What a rollout's status shows of a package on a node (§5.3): not the entry's image, errors and log tails. */
+export type PackageProgress = Pick<PackageEntry, 'name' | 'version' | 'stage' | 'state' | 'restarts'>;
+
+export function packageProgress(state: Readonly<Record<string, PackageProgress>>): Record<string, PackageProgress> {
+  const out: Record<string, PackageProgress> = {};
+  for (const [key, e] of Object.entries(state)) {
+    out[key] = {
+      name: e.name,
+      version: e.version,
+      stage: e.stage,
+      state: e.state,
+      ...(e.restarts !== undefined && { restarts: e.restarts }),
+    };
+  }
+  return out;
+}
+
 export function entryKey(name: string, version: string): string {
   return `${name}|${version}`;
 }

@@ -1,6 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { NodeTimeouts } from '../activities/contract';
-import type { BatchState, NodeState, RolloutSpec, Stage, Status } from '../model';
+import type { BatchState, NodeState, PackageProgress, RolloutSpec, Stage, Status } from '../model';
 
 // Every message of the node and rollout workflows, defined once: the workflows set handlers for them and the client
 // sends them. This module imports only @temporalio/workflow and model types, so any side may import it.
@@ -141,7 +141,14 @@ export interface NodeProgress {
   node: string;
   generation: number;
   status: Status;
-  state: NodeState;
+  /** Node workflows before the local-node-calls patch send whole entries: the rollout keeps their progress part. */
+  state: Record<string, PackageProgress>;
+  /**
+   * The workflow time of the write it reports and the node's count of its reports: a write activity run again (a
+   * retry, a stalled worker's late attempt) sends an older report late, and the rollout drops it. Absent before the
+   * local-node-calls patch, whose reports came from the workflow, in order.
+   */
+  order?: [number, number];
 }
 
 export interface NodeRef {

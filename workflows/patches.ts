@@ -31,6 +31,11 @@ export const PATCHES = {
   regrantKeepsOnePermit: 'regrant-keeps-one-permit',
   /** Each rollout's cordon is remembered and let go on its own; a second rollout's no longer takes the first's place. */
   cordonPerRollout: 'cordon-per-rollout',
+  /**
+   * Node-state writes and the short Kubernetes calls (read, cordon, uncordon, clear) run as local activities, and the
+   * write's activity sends the progress report: one event each instead of six, and no signal command per write.
+   */
+  localNodeCalls: 'local-node-calls',
   // Rollout workflow
   /** The rollout records the worker's node timeouts and drain policy once, at its start. */
   rolloutNodeTimeouts: 'rollout-node-timeouts',
@@ -52,4 +57,9 @@ export const PATCHES = {
   taintsBlockBeforeAdmission: 'taints-block-before-admission',
   /** The worker's image policy is read at start and at every spec update; a spec outside it is refused. */
   imagePolicy: 'image-policy',
+  /**
+   * On the server's suggestion alone, the rollout continues as new at a quiet point (no node in flight, no permit, no
+   * message unsent), where no report can come in meanwhile and refuse it; past historyEventLimit, at once as before.
+   */
+  rolloutContinueWhenQuiet: 'rollout-continue-when-quiet',
 } as const;

@@ -10,6 +10,7 @@ import type {
 import { encodeNodeState, stageJobName, type NodeState, type Status } from '../../model';
 import { nodeWorkflowId } from '../../model/workflow-ids';
 import { OPEN_IMAGE_POLICY, type ImagePolicy } from '../../model/image-policy';
+import { signalWorkflow } from '../../activities/workflow-signal';
 
 // Fake Kubernetes for workflow tests: plain functions with the activity contract, recording every call. Jobs run
 // for a scripted time while not suspended, then complete or fail; the workflows under test are real.
@@ -40,6 +41,7 @@ export interface Write {
   rollout: string;
   state: NodeState;
   status: Status;
+  generation: number;
   at: number;
 }
 
@@ -63,6 +65,8 @@ export class FakeCluster {
   script: (input: RunStageInput) => StageScript = () => ({ ms: 100 });
   /** How long starting or signalling a node workflow takes, as on a busy Temporal server. */
   ensureNodeWorkflowMs = 0;
+  /** ensureNodeWorkflow starts the node workflow; off, it only records the call (the test plays the nodes). */
+  startNodeWorkflows = true;
   /** How long removeTaint takes before it removes the taint. */
   removeTaintMs = 0;
   /** How long a deleted Job's pod keeps running (its termination grace period). */
@@ -257,22 +261,29 @@ export class FakeCluster {
       },
       writeNodeState: async (input) => {
         const key = `${input.node}/${input.rollout}`;
-        if ((this.annotations.get(key) ?? null) !== input.previous) {
+        const written = encodeNodeState(input.state);
+        const current = this.annotations.get(key) ?? null;
+        // As the real activity: a retry after a write that landed finds its own value.
+        if (current !== input.previous && current !== written) {
           throw ApplicationFailure.nonRetryable(`foreign writer on ${key}`, 'ForeignNodeStateWrite');
         }
-        const written = encodeNodeState(input.state);
         this.annotations.set(key, written);
         this.writes.push({
           node: input.node,
           rollout: input.rollout,
           state: input.state,
           status: input.status,
+          generation: input.generation,
           at: Date.now(),
         });
         // As the real activity: the Jobs whose outcomes this write records go after it.
         for (const job of input.deleteJobs ?? []) {
           record('deleteStageJob', job);
           this.deleteJob(job.jobName);
+        }
+        if (input.report) {
+          record('report', input.report);
+          await signalWorkflow(client, input.report);
         }
         return { written };
       },
@@ -349,6 +360,7 @@ export class FakeCluster {
       ensureNodeWorkflow: async (input) => {
         record('ensureNodeWorkflow', input);
         await new Promise((r) => setTimeout(r, this.ensureNodeWorkflowMs));
+        if (!this.startNodeWorkflows) return;
         await client.workflow.signalWithStart('nodeWorkflow', {
           workflowId: nodeWorkflowId(input.cluster, input.node),
           taskQueue,

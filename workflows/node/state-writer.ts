@@ -9,10 +9,25 @@ import {
   ActivityFailure,
   ApplicationFailure,
 } from '@temporalio/workflow';
-import type { FinishedStageJob, KeelsonActivities, RolloutRef, WriteNodeStateInput } from '../../activities/contract';
+import type {
+  FinishedStageJob,
+  KeelsonActivities,
+  RolloutRef,
+  WorkflowSignal,
+  WriteNodeStateInput,
+} from '../../activities/contract';
 import { SHORT_CALL_TIMEOUT } from '../activity-timeouts';
-import { encodeNodeState, type NodeState, type Status } from '../../model';
-import { nodeProgressSignal } from '../messages';
+import {
+  encodeNodeState,
+  packageProgress,
+  reportDue,
+  reportOf,
+  type LastReport,
+  type NodeState,
+  type Status,
+} from '../../model';
+import { nodeProgressSignal, type NodeProgress } from '../messages';
+import { kubeLocal } from './activities';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { PATCHES } from '../patches';
 import { FAILURE_TYPES } from '../../model/failure-types';
@@ -28,6 +43,11 @@ const { writeNodeState, deleteStageJob, readNode } = proxyActivities<KeelsonActi
 
 const WRITE_RETRY_MAX_SECONDS = 300;
 
+/** The node's count of its progress reports, carried across continue-as-new (NodeCarried). */
+export interface ReportCount {
+  reports?: number;
+}
+
 export interface NodeStateSnapshot extends RolloutRef {
   state: NodeState;
   status: Status;
@@ -36,6 +56,8 @@ export interface NodeStateSnapshot extends RolloutRef {
 export class NodeStateWriter {
   private readonly queue: NodeStateSnapshot[] = [];
   private readonly lastQueued = new Map<string, string>();
+  /** Per rollout, the last progress report a write carried: a write that changes nothing it judges by sends none. */
+  private readonly lastReported = new Map<string, LastReport>();
   private queued = 0;
   private written = 0;
   private inFlight = false;
@@ -47,6 +69,7 @@ export class NodeStateWriter {
     private readonly cluster: string,
     private readonly node: string,
     readonly previous: Record<string, string | null>,
+    private readonly count: ReportCount,
   ) {}
 
   /** Queues the whole state of one rollout; a snapshot equal to the last one queued changes nothing and is dropped. */
@@ -81,6 +104,7 @@ export class NodeStateWriter {
   /** A forgotten rollout: its next snapshot, from a rollout started again under the name, is written whatever it is. */
   forget(rollout: string): void {
     this.lastQueued.delete(rollout);
+    this.lastReported.delete(rollout);
     delete this.previous[rollout];
   }
 
@@ -95,9 +119,10 @@ export class NodeStateWriter {
       if (this.queue.length === 0) {
         // Everything published is written: the deletes are due now, with no write to ride on.
         this.inFlight = true;
+        const remove = patched(PATCHES.localNodeCalls) ? kubeLocal.deleteStageJob : deleteStageJob;
         for (const d of this.deletes.splice(0)) {
           // G13: a Job that cannot be deleted (403) stays for its TTL; the writer goes on.
-          await deleteStageJob(d.job).catch((err: unknown) => {
+          await remove(d.job).catch((err: unknown) => {
             if (isCancellation(err)) throw err;
             log.warn('finished stage Job not deleted', { job: d.job.jobName, error: String(err) });
           });
@@ -117,13 +142,19 @@ export class NodeStateWriter {
       const upTo = this.written + taken;
       const due = this.deletes.filter((d) => d.after <= upTo);
       this.deletes.splice(0, due.length);
-      this.previous[next.rollout] = await this.write({
-        ...next,
-        node: this.node,
-        previous: this.previous[next.rollout] ?? null,
-        ...(due.length > 0 && { deleteJobs: due.map((d) => d.job) }),
-      });
-      await this.report(next);
+      // The write's own activity reports to the rollout. Patched: histories before it signalled from here.
+      const local = patched(PATCHES.localNodeCalls);
+      this.previous[next.rollout] = await this.write(
+        {
+          ...next,
+          node: this.node,
+          previous: this.previous[next.rollout] ?? null,
+          ...(due.length > 0 && { deleteJobs: due.map((d) => d.job) }),
+          ...(local && this.progress(next)),
+        },
+        local,
+      );
+      if (!local) await this.report(next);
       this.inFlight = false;
       this.written += taken;
     }
@@ -137,26 +168,56 @@ export class NodeStateWriter {
    * instead of failing the workflow task for ever. After another writer's change, its value is what the next write
    * replaces: the node workflow is the node state's one writer (G1), and says so in its log.
    */
-  private async write(input: WriteNodeStateInput): Promise<string> {
+  private async write(input: WriteNodeStateInput, local: boolean): Promise<string> {
+    const calls = local ? kubeLocal : { writeNodeState, readNode };
     for (let attempt = 0; ; attempt++) {
       try {
-        const { written } = await writeNodeState(input);
+        const { written } = await calls.writeNodeState(input);
         this.lastFailure = null;
         return written;
       } catch (err) {
         if (isCancellation(err)) throw err;
-        this.lastFailure = String(err instanceof ActivityFailure && err.cause ? err.cause.message : err);
+        // An activity's failure comes wrapped in an ActivityFailure; a local activity's may come bare.
+        const root = err instanceof ActivityFailure && err.cause ? err.cause : err;
+        this.lastFailure = String(root instanceof Error ? root.message : root);
         log.warn('node state not written; trying again', { rollout: input.rollout, error: this.lastFailure });
         await sleep(Math.min(WRITE_RETRY_MAX_SECONDS, 10 * 2 ** attempt) * 1000);
-        const foreign = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure;
-        if (foreign && err.cause.type === FAILURE_TYPES.foreignNodeStateWrite) {
-          const { nodeState } = await readNode({ ...input, node: this.node }).catch(() => ({
+        if (root instanceof ApplicationFailure && root.type === FAILURE_TYPES.foreignNodeStateWrite) {
+          const { nodeState } = await calls.readNode({ ...input, node: this.node }).catch(() => ({
             nodeState: input.previous,
           }));
           input = { ...input, previous: nodeState };
         }
       }
     }
+  }
+
+  /**
+   * The progress report a write sends once it is on the Node, ordered by the write's time and the node's count; none
+   * when the write changes nothing the rollout judges by (model/progress-report.ts). A write retried keeps its report,
+   * so the last one sent always reaches the rollout.
+   */
+  private progress(s: NodeStateSnapshot): { report: WorkflowSignal } | undefined {
+    const state = packageProgress(s.state);
+    const now = Date.now();
+    const next = reportOf({ generation: s.generation, status: s.status, state }, now);
+    if (!reportDue(this.lastReported.get(s.rollout), next)) return undefined;
+    this.lastReported.set(s.rollout, next);
+    this.count.reports = (this.count.reports ?? 0) + 1;
+    const report: NodeProgress = {
+      node: this.node,
+      generation: s.generation,
+      status: s.status,
+      state,
+      order: [now, this.count.reports],
+    };
+    return {
+      report: {
+        workflowId: rolloutWorkflowId(this.cluster, s.rollout),
+        signal: nodeProgressSignal.name,
+        args: [report],
+      },
+    };
   }
 
   // The rollout folds node progress into its status and batches; a rollout already gone has nothing to fold into.

@@ -64,7 +64,7 @@ import {
   type NodeWorkflowStart,
 } from '../messages';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
-import { kube, longWait } from './activities';
+import { kube, longWait, shortCalls } from './activities';
 import {
   applyNewSpec,
   byPriority,
@@ -101,6 +101,8 @@ export interface NodeCarried {
   /** Rollouts being forgotten, and desires of rollouts started again under their names, across continue-as-new. */
   forgetting?: string[];
   reborn?: Record<string, DesireArgs>;
+  /** Progress reports sent so far: with the write's time, their order, so the rollout drops a late older one. */
+  reports?: number;
 }
 
 export interface NodeWorkflowInput extends NodeWorkflowStart {
@@ -118,7 +120,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     interrupt: null,
     bootId: null,
   };
-  const writer = new NodeStateWriter(cluster, node, s.previous);
+  const writer = new NodeStateWriter(cluster, node, s.previous, s);
   const runs = new Map<string, StageRun>();
   const tasks = new Set<string>();
   const forgetting = new Set<string>(s.forgetting);
@@ -132,6 +134,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   let wake = true;
   let draining = false;
   let shownAttributes = '';
+  let uiDue = false;
   const poke = () => void (wake = true);
 
   const refOf = (name: string): RolloutRef => {
@@ -163,18 +166,39 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     showInUi();
   }
 
+  /**
+   * The UI is brought up to date once per pass of the loop, not at each transition: a stage's end and the next one's
+   * start, in one workflow task, upsert the search attributes once. Patched: histories before it upserted at each.
+   */
   function showInUi(): void {
+    if (patched(PATCHES.localNodeCalls)) uiDue = true;
+    else refreshUi();
+  }
+
+  function refreshUi(): void {
+    uiDue = false;
     const names = byPriority(s.rollouts);
     const active = names.find((n) => rolloutNodeStatus(s.rollouts[n]!) !== 'complete');
     const running = [...runs.values()].map(
       (r) => `${r.input.package.name}@${r.input.package.version} ${r.input.stage}`,
     );
+    // The stage changes at every stage: with local-node-calls it is in the details only, and the attributes change
+    // with the rollouts, packages and status (a command less per stage). Histories before it upserted the stage too.
+    const withStage = !patched(PATCHES.localNodeCalls);
     const attrs = {
       rollouts: names,
       packages: [...new Set(names.flatMap((n) => Object.keys(s.rollouts[n]!.spec.spec.packages)))].sort(),
-      stage: running.length > 0 ? running.map((r) => r.split(' ')[1]!).join(',') : 'idle',
+      ...(withStage && { stage: running.length > 0 ? running.map((r) => r.split(' ')[1]!).join(',') : 'idle' }),
       state: active ? rolloutNodeStatus(s.rollouts[active]!) : 'complete',
     };
+    const details = [
+      `**node** ${node}`,
+      ...names.map((n) => `- rollout **${n}**: ${rolloutNodeStatus(s.rollouts[n]!)}`),
+      ...running.map((r) => `- running ${r}`),
+      s.interrupt ? `- interrupt permit (${s.interrupt.rollout}): ${s.interrupt.phase}` : '',
+    ].join('\n');
+    // Not a command: the Web UI reads the details through a query.
+    if (!withStage) setCurrentDetails(details);
     const shown = JSON.stringify(attrs);
     if (shown === shownAttributes) return;
     shownAttributes = shown;
@@ -182,17 +206,10 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       { key: nodeKey, value: node },
       { key: rolloutKey, value: attrs.rollouts },
       { key: packageKey, value: attrs.packages },
-      { key: stageKey, value: attrs.stage },
+      ...(attrs.stage !== undefined ? [{ key: stageKey, value: attrs.stage }] : []),
       { key: stateKey, value: attrs.state },
     ]);
-    setCurrentDetails(
-      [
-        `**node** ${node}`,
-        ...names.map((n) => `- rollout **${n}**: ${rolloutNodeStatus(s.rollouts[n]!)}`),
-        ...running.map((r) => `- running ${r}`),
-        s.interrupt ? `- interrupt permit (${s.interrupt.rollout}): ${s.interrupt.phase}` : '',
-      ].join('\n'),
-    );
+    if (withStage) setCurrentDetails(details);
   }
 
   function spawn(name: string, fn: () => Promise<void>): void {
@@ -426,7 +443,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   // ---- tasks ------------------------------------------------------------------------------------------------
 
   async function init(name: string): Promise<void> {
-    const { nodeState } = await kube.readNode({ ...refOf(name), node });
+    const { nodeState } = await shortCalls().readNode({ ...refOf(name), node });
     const r = s.rollouts[name];
     if (!r) return;
     // Migration (§5.7): the annotation an operator or an earlier Keelson wrote is where this node resumes from.
@@ -542,7 +559,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
 
   async function cordonAndDrain(name: string): Promise<void> {
     const r = s.rollouts[name]!;
-    await kube.cordon({ ...refOf(name), node });
+    await shortCalls().cordon({ ...refOf(name), node });
     // Patched: histories before it let a second rollout's cordon take the first's place, so the first's cordon was
     // never let go (not by its rerun, not when it was deleted).
     if (patched(PATCHES.cordonPerRollout)) {
@@ -582,7 +599,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   async function interrupt(name: string, merged: MergedInterrupt): Promise<void> {
     const r = s.rollouts[name]!;
     const owner = r.spec.spec.packages[merged.owner]!;
-    if (s.bootId === null) s.bootId = (await kube.readNode({ ...refOf(name), node })).facts.bootId;
+    if (s.bootId === null) s.bootId = (await shortCalls().readNode({ ...refOf(name), node })).facts.bootId;
     r.state = startInterrupt(r.state, merged, r.spec.spec.packages);
     publish(name);
     const timeoutSeconds = stageTimeoutOf(r, owner.name);
@@ -620,7 +637,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
 
   async function release(name: string, uncordon: boolean): Promise<void> {
     if (uncordon && holdsCordon(name)) {
-      await kube.uncordon({ ...refOf(name), node });
+      await shortCalls().uncordon({ ...refOf(name), node });
       s.cordons = cordonHolders().filter((n) => n !== name);
       s.cordonedBy = s.cordons[0] ?? null;
     }
@@ -638,7 +655,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     if (patched(PATCHES.freshAfterForget)) {
       // What the deleted rollout wrote goes, after its last queued write, so a rollout of the name reads nothing.
       await writer.flush();
-      await kube.clearNodeState({ ...refOf(name), node });
+      await shortCalls().clearNodeState({ ...refOf(name), node });
       writer.forget(name);
     }
     delete s.rollouts[name];
@@ -725,7 +742,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   showInUi();
   const gone = () => Object.keys(s.rollouts).length === 0;
   for (;;) {
-    await condition(() => wake || ((draining || gone()) && idle()));
+    await condition(() => wake || uiDue || ((draining || gone()) && idle()));
     wake = false;
     const info = workflowInfo();
     const limit = Math.min(...Object.values(s.rollouts).map((r) => r.settings.historyEventLimit));
@@ -750,6 +767,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       if (gone()) return;
     }
     step();
+    if (uiDue) refreshUi();
   }
 }
 

@@ -4,13 +4,13 @@ import {
   nodeStatus,
   rolloutStatus,
   type AssignedCompartment,
-  type NodeState,
   type RolloutSpec,
   type Status,
 } from '../../model';
 import type { CompartmentBatch } from './batch-admission';
 import type { NodeStatusView, PackageStatus, RolloutChange, RolloutStatusView } from '../messages';
 import type { PermitState } from './interrupt-permits';
+import type { ReportedProgress } from './progress';
 
 // How the rollout sees its nodes: the status batches judge by, and the Skyhook-compatible status view (§5.3).
 
@@ -22,8 +22,8 @@ export interface RolloutNode {
   runtimeTainted: boolean;
   /** The spec generation the node was last admitted with; 0 = never. */
   admittedGeneration: number;
-  /** The node workflow's last report (what it wrote to the Node). */
-  reported?: { generation: number; status: Status; state: NodeState };
+  /** The node workflow's last report (what it wrote to the Node), its packages' progress alone. */
+  reported?: ReportedProgress;
 }
 
 /** What the rollout workflow knows, minus its outbox: everything the status is computed from. */
@@ -56,7 +56,7 @@ export function batchStatus(s: RolloutView, node: string): Status {
   return st === 'complete' || st === 'erroring' || st === 'blocked' ? st : 'in_progress';
 }
 
-function packagesOf(spec: RolloutSpec, state: NodeState): Record<string, PackageStatus> {
+function packagesOf(spec: RolloutSpec, state: ReportedProgress['state']): Record<string, PackageStatus> {
   const out: Record<string, PackageStatus> = {};
   // The spec version's entry wins over an old one still being uninstalled.
   const entries = Object.values(state).sort(

@@ -69,6 +69,7 @@ import {
 } from '../messages';
 import { nodeWorkflowId } from '../../model/workflow-ids';
 import { batchStatus, rolloutStatusView, type RolloutView } from './status';
+import { reportedProgress, takesReport } from './progress';
 import { packageKey, rolloutKey, stateKey } from '../search-attributes';
 import { PATCHES } from '../patches';
 import { FAILURE_TYPES } from '../../model/failure-types';
@@ -194,9 +195,9 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   setHandler(resumeSignal, control('resume', { paused: false }));
   setHandler(disableSignal, control('disable', { disabled: true }));
   setHandler(enableSignal, control('enable', { disabled: false }));
-  setHandler(nodeProgressSignal, ({ node, generation, status, state }) => {
-    const n = s.nodes[node];
-    if (n && generation >= (n.reported?.generation ?? 0)) n.reported = { generation, status, state };
+  setHandler(nodeProgressSignal, (report) => {
+    const n = s.nodes[report.node];
+    if (n && takesReport(n.reported, report)) n.reported = reportedProgress(report);
     poke();
   });
   setHandler(requestInterruptSignal, ({ node }) => {
@@ -526,6 +527,29 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     }
   }
 
+  /**
+   * No report, permit request or lease answer can come in while nothing is in flight: every admitted node has settled
+   * (complete or blocked), no permit is held or asked for and nothing is unsent. A continue-as-new
+   * completed while a signal comes in is refused by the server, and the worker replays the whole history before it
+   * tries again (an eviction): under a steady stream of reports, again and again (issue 15).
+   */
+  function quiet(): boolean {
+    const settled = (n: string) => ['complete', 'blocked', 'waiting'].includes(batchStatus(s, n));
+    return (
+      s.outbox.length === 0 &&
+      Object.keys(s.permits.holders).length === 0 &&
+      s.permits.queue.length === 0 &&
+      admittedNodes().every(settled)
+    );
+  }
+
+  /** Continue-as-new on the server's suggestion, at a quiet point; past historyEventLimit the pass's end does it. */
+  function quietContinueDue(): boolean {
+    const info = workflowInfo();
+    if (!info.continueAsNewSuggested || info.historyLength > options.historyEventLimit) return false;
+    return patched(PATCHES.rolloutContinueWhenQuiet) && quiet();
+  }
+
   // Whoever can start workflows can start this one (docs/operations.md, "Trust boundary"): the spec is checked, not
   // trusted, and the image policy is the worker's, never the starter's (options and carried state are trusted: the
   // namespace is root-equivalent). A spec the schema or the policy refuses fails
@@ -561,6 +585,13 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       // before it cleared it there.
       const wakeKept = patched(PATCHES.rolloutWakeKept);
       if (wakeKept) wake = false;
+      // Before admission, which would put the next batch in flight: the quiet point between two batches. A relist
+      // due goes first (the continued run does not list at its start).
+      if (!relistDue && quietContinueDue()) {
+        // A handler's bookkeeping ends after the main loop wakes; an update may still await its policy read.
+        await condition(allHandlersFinished);
+        if (quiet()) await continueAsNew<typeof rolloutWorkflow>({ ...input, options, spec: s.spec, carried: s });
+      }
       if (relistDue) {
         // Cleared before the listing: a relist asked for while it runs (a spec update, the clock) is not lost.
         if (steady) relistDue = false;
@@ -575,7 +606,8 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       await removeRuntimeTaints();
       showInUi(steady);
       const info = workflowInfo();
-      if (info.continueAsNewSuggested || info.historyLength > options.historyEventLimit) {
+      const pastLimit = info.historyLength > options.historyEventLimit;
+      if (pastLimit || (info.continueAsNewSuggested && !patched(PATCHES.rolloutContinueWhenQuiet))) {
         await condition(allHandlersFinished);
         if (s.outbox.length === 0)
           await continueAsNew<typeof rolloutWorkflow>({ ...input, options, spec: s.spec, carried: s });

@@ -1,0 +1,48 @@
+import type { PackageProgress, Status } from './node-state';
+
+// Which node-state writes a node reports to its rollout (issue 15). The rollout judges batches by the node's status
+// and shows each package's state and restarts; a stage that changes within a running package only moves its status
+// view along. So a write is reported when the status, the generation or a package's version, state or restarts
+// changes, and a change of stage alone only when the last report is STAGE_REPORT_INTERVAL_MS old: quick stages are
+// coalesced into the next report, and a node's last write is reported whenever it changes what the rollout judges by.
+
+/** How stale a running package's stage may be in the rollout's status view before a write reports it alone. */
+export const STAGE_REPORT_INTERVAL_MS = 10_000;
+
+export interface ProgressToReport {
+  generation: number;
+  status: Status;
+  state: Readonly<Record<string, PackageProgress>>;
+}
+
+/** The last report a node sent to one rollout: what it judged by, its stages, and when (workflow time, ms). */
+export interface LastReport {
+  judged: string;
+  stages: string;
+  at: number;
+}
+
+function sortedEntries(state: ProgressToReport['state']): PackageProgress[] {
+  return Object.keys(state)
+    .sort()
+    .map((k) => state[k]!);
+}
+
+/** The report a write would send, as the rollout judges it and as its status view shows the stages. */
+export function reportOf(p: ProgressToReport, at: number): LastReport {
+  const entries = sortedEntries(p.state);
+  return {
+    judged: [
+      `${p.generation} ${p.status}`,
+      ...entries.map((e) => `${e.name}|${e.version} ${e.state} ${e.restarts ?? 0}`),
+    ].join('\n'),
+    stages: entries.map((e) => `${e.name}|${e.version} ${e.stage}`).join('\n'),
+    at,
+  };
+}
+
+/** Whether a write with this report sends it, given the last one sent to the same rollout (none: it does). */
+export function reportDue(last: LastReport | undefined, next: LastReport): boolean {
+  if (!last || next.judged !== last.judged) return true;
+  return next.stages !== last.stages && next.at - last.at >= STAGE_REPORT_INTERVAL_MS;
+}

@@ -1,0 +1,126 @@
+import { temporal } from '@temporalio/proto';
+import { rolloutWorkflow } from '../../workflows';
+import { nodeProgressSignal, statusQuery, type NodeProgress } from '../../workflows/messages';
+import { packageProgress, reportOf } from '../../model';
+import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
+import { FakeCluster } from './fake-cluster';
+import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
+
+// The node's progress reaches its rollout from the node-state write's own activity, a local activity (patch
+// local-node-calls): the node's history holds a marker per write and no signal command, and the rollout's status
+// shows every package as before. Only writes that change what the rollout judges by report (a quick stage's change
+// rides on the next report). A late, older copy of a report (the write activity run again) is dropped.
+
+const t = useTemporal();
+const EventType = temporal.api.enums.v1.EventType;
+
+const spec = (name: string) =>
+  rolloutSpec(name, {
+    interruptionBudget: { count: 1 },
+    packages: {
+      base: { version: '1.0.0', image: 'ghcr.io/example/base' },
+      driver: {
+        version: '2.0.0',
+        image: 'ghcr.io/example/driver',
+        dependsOn: { base: '1.0.0' },
+        interrupt: { type: 'reboot' },
+      },
+    },
+  });
+
+test('node-state writes report to the rollout from their local activity when its judgement changes; the status shows each package', async () => {
+  const nodes = ['node-1', 'node-2'];
+  const cluster = new FakeCluster(nodes);
+  const id = rolloutWorkflowId('progress', 'progress');
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
+      taskQueue,
+      workflowId: id,
+      args: [{ cluster: 'progress', spec: spec('progress') }],
+    });
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+    const status = await handle.query(statusQuery);
+    for (const node of nodes) {
+      expect(status.nodes[node]!.packages).toEqual({
+        base: { version: '1.0.0', stage: 'config', state: 'complete', restarts: 0 },
+        driver: { version: '2.0.0', stage: 'post-interrupt', state: 'complete', restarts: 0 },
+      });
+    }
+    await eventually(async () => expect((await handle.query(statusQuery)).permits).toEqual([]));
+    await handle.cancel();
+  });
+
+  const history = await t.env.client.workflow.getHandle(nodeWorkflowId('progress', 'node-1')).fetchHistory();
+  const events = history.events ?? [];
+  const writes = cluster.writes.filter((w) => w.node === 'node-1');
+  const reports = cluster.callsOf('report').filter((c) => JSON.stringify(c.input).includes('"node-1"'));
+  const sent = reports.map((r) => (r.input as { args: [NodeProgress] }).args[0]);
+  // Each report carries the node's count of its reports, in order.
+  expect(sent.map((r) => r.order![1])).toEqual(sent.map((_, i) => i + 1));
+  // The writes that change what the rollout judges by (status, generation, a package's state or restarts) each
+  // reported, in order; the others (a stage's change within a package, seconds apart) did not.
+  const judged = (p: { generation: number; status: NodeProgress['status']; state: NodeProgress['state'] }) =>
+    reportOf({ generation: p.generation, status: p.status, state: packageProgress(p.state) }, 0).judged;
+  const changes = (xs: string[]) => xs.filter((x, i) => i === 0 || x !== xs[i - 1]);
+  const written = writes.map(judged);
+  expect(changes(sent.map(judged))).toEqual(changes(written));
+  expect(sent.length).toBeLessThan(writes.length);
+  // The last write's progress is the last report's: the rollout holds what the Node says.
+  const last = writes[writes.length - 1]!;
+  expect(sent[sent.length - 1]).toMatchObject({ status: last.status, state: packageProgress(last.state) });
+  console.log(`node-1: ${writes.length} node-state writes, ${sent.length} progress reports`);
+  const signalled = events.filter(
+    (e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName === nodeProgressSignal.name,
+  );
+  expect(signalled).toEqual([]);
+  const scheduled = events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+  expect(scheduled.filter((n) => ['writeNodeState', 'readNode', 'cordon', 'uncordon'].includes(n))).toEqual([]);
+  const markers = events.filter((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED);
+  // One marker per write, plus the reads, cordon and uncordon, plus the patch markers.
+  expect(markers.length).toBeGreaterThanOrEqual(writes.length + 4);
+  const nodeStages = cluster.stagesOn('node-1').length + cluster.callsOf('runInterrupt').length / nodes.length;
+  console.log(`node-1: ${events.length} history events, ${(events.length / nodeStages).toFixed(1)} per node-stage`);
+  await recordHistory(t.env, nodeWorkflowId('progress', 'node-1'), 'node-local-calls');
+});
+
+test('G1 a late copy of an older progress report never takes a node back from complete (real Temporal)', async () => {
+  const cluster = new FakeCluster(['node-1']);
+  const id = rolloutWorkflowId('late', 'late');
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
+      taskQueue,
+      workflowId: id,
+      args: [{ cluster: 'late', spec: spec('late') }],
+    });
+    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+    const late = (order: [number, number]) =>
+      handle.signal(nodeProgressSignal, {
+        node: 'node-1',
+        generation: 1,
+        status: 'in_progress',
+        state: { 'base|1.0.0': { name: 'base', version: '1.0.0', stage: 'apply', state: 'in_progress' } },
+        order,
+      });
+    // Older than any write of this run: dropped, once a workflow task has taken it.
+    await late([1, 1]);
+    await eventually(async () => {
+      const events = (await handle.fetchHistory()).events ?? [];
+      const last = (match: (e: (typeof events)[number]) => boolean) => events.map(match).lastIndexOf(true);
+      const signal = last((e) => e.workflowExecutionSignaledEventAttributes?.signalName === nodeProgressSignal.name);
+      const taken = last((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+      expect(taken).toBeGreaterThan(signal);
+    });
+    const settled = await handle.query(statusQuery);
+    expect(settled.status).toBe('complete');
+    expect(settled.nodes['node-1']!.packages.base).toEqual({
+      version: '1.0.0',
+      stage: 'config',
+      state: 'complete',
+      restarts: 0,
+    });
+    // The same report with a newer order is taken: the check above is not vacuous.
+    await late([Date.now() + 3_600_000, 1]);
+    await eventually(async () => expect((await handle.query(statusQuery)).nodes['node-1']!.status).toBe('in_progress'));
+    await handle.cancel();
+  });
+});
