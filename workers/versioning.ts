@@ -58,6 +58,8 @@ export function runningHistories(temporal: Client, taskQueue: string): AsyncIter
 /** What a worker needs to know of its deployment: the current build, and whether its own may take over from it. */
 export interface DeploymentView {
   current?: string;
+  /** The deployment knows this build (its pollers have been seen): until then nothing can be decided. */
+  registered: boolean;
   /** This build has been current before: an old build starting again never takes the workflows back by itself. */
   servedBefore: boolean;
   /** This build was first seen after the current one (or there is none). */
@@ -72,7 +74,8 @@ export async function deploymentView(temporal: Client, version: WorkerVersion): 
       deploymentName: version.deploymentName,
     }));
   } catch (err) {
-    if (isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND) return { servedBefore: false, newer: true };
+    if (isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND)
+      return { registered: false, servedBefore: false, newer: true };
     throw err;
   }
   const current = info?.routingConfig?.currentDeploymentVersion?.buildId ?? undefined;
@@ -82,6 +85,7 @@ export async function deploymentView(temporal: Client, version: WorkerVersion): 
   const mine = summaries.find((v) => v.deploymentVersion?.buildId === version.buildId);
   return {
     ...(current && { current }),
+    registered: mine !== undefined,
     servedBefore: !!mine?.firstActivationTime,
     newer: !current || created(version.buildId) >= created(current),
   };
@@ -134,6 +138,8 @@ export async function followVersion(
       if (view.current === version.buildId) {
         Object.assign(state, { ready: true, reason: `build ${name} is current` });
         step = 'follow';
+      } else if (!view.registered) {
+        Object.assign(state, { ready: false, reason: `build ${name} is not yet known to its Worker Deployment` });
       } else if (step !== 'follow' && (view.servedBefore || !view.newer)) {
         step = 'follow';
         continue;
