@@ -72,13 +72,13 @@ test('a worker upgrade mid-rollout: the new build replays the running workflows,
     });
     builds[workflowId] = events.flatMap((e) => {
       const done = e.workflowTaskCompletedEventAttributes;
-      return done ? [done.workerDeploymentVersion ?? ''] : [];
+      return done ? [done.deploymentVersion?.buildId ?? ''] : [];
     });
   }
   const rollout = Object.entries(builds).find(([id]) => id.endsWith(`/rollout/${ROLLOUT}`))![1];
-  expect(rollout[0]).toBe(`${deployment}.v1`);
-  expect(rollout.at(-1)).toBe(`${deployment}.v2`);
-  expect(new Set(Object.values(builds).flat())).toEqual(new Set([`${deployment}.v1`, `${deployment}.v2`]));
+  expect(rollout[0]).toBe('v1');
+  expect(rollout.at(-1)).toBe('v2');
+  expect(new Set(Object.values(builds).flat())).toEqual(new Set(['v1', 'v2']));
 
   // v1 started again (a pod restarting late) serves nothing: v2 stays current.
   const again = await e2e.startWorker({ KEELSON_WORKER_BUILD_ID: 'v1' });
