@@ -156,6 +156,26 @@ export const WorkerConfigSchema = z
     KEELSON_METRICS_REFRESH_SECONDS: seconds(1, 600, 15).describe(
       'how long the rollout and Job gauges are cached between scrapes',
     ),
+    KEELSON_WORKER_DEPLOYMENT: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,200}$/, "must be 1-200 letters, digits, '_' or '-'")
+      .optional()
+      .describe(
+        'Temporal Worker Deployment this worker belongs to (worker versioning, docs/operations.md "Upgrading Keelson"); unset: unversioned',
+      ),
+    KEELSON_WORKER_BUILD_ID: z
+      .string()
+      .regex(/^[A-Za-z0-9._+-]{1,200}$/, "must be 1-200 letters, digits, '.', '_', '+' or '-'")
+      .optional()
+      .describe(
+        'build ID of this worker in its Worker Deployment (the chart: the image tag); needs KEELSON_WORKER_DEPLOYMENT',
+      ),
+    KEELSON_WORKER_PROMOTION: z
+      .enum(['replay-checked', 'manual'], { message: 'must be replay-checked or manual' })
+      .default('replay-checked')
+      .describe(
+        'versioned workers: replay-checked makes this build current once it replays every running workflow of the task queue; manual leaves that to `temporal worker deployment set-current-version`',
+      ),
   })
   .superRefine((c, ctx) => {
     const cached = c.KEELSON_MAX_CACHED_WORKFLOWS;
@@ -165,6 +185,15 @@ export const WorkerConfigSchema = z
         code: 'custom',
         path: ['KEELSON_MAX_CACHED_WORKFLOWS'],
         message: `must be at least KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS (${c.KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS})`,
+      });
+    }
+    if ((c.KEELSON_WORKER_DEPLOYMENT === undefined) !== (c.KEELSON_WORKER_BUILD_ID === undefined)) {
+      const missing =
+        c.KEELSON_WORKER_DEPLOYMENT === undefined ? 'KEELSON_WORKER_DEPLOYMENT' : 'KEELSON_WORKER_BUILD_ID';
+      ctx.addIssue({
+        code: 'custom',
+        path: [missing],
+        message: 'must be set too: a versioned worker needs both its deployment name and its build ID',
       });
     }
     if (c.KEELSON_METRICS_ADDRESS === c.KEELSON_SDK_METRICS_ADDRESS) {

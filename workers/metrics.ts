@@ -355,12 +355,23 @@ function jobIdentity(job: V1Job): { rollout: string; package: string; version: s
   }
 }
 
-/** Serves `GET /metrics` (and `/healthz`) on host:port; resolves once listening. */
-export async function serveMetrics(metrics: KeelsonMetrics, address: string): Promise<http.Server> {
+/**
+ * Serves `GET /metrics`, `/healthz` (alive) and `/readyz` (503 with the reason while `readiness` says not ready) on
+ * host:port; resolves once listening.
+ */
+export async function serveMetrics(
+  metrics: KeelsonMetrics,
+  address: string,
+  readiness: { ready: boolean; reason: string } = { ready: true, reason: 'ready' },
+): Promise<http.Server> {
   const [host, port] = splitAddress(address);
   const server = http.createServer((req, res) => {
     if (req.url === '/healthz') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+      return;
+    }
+    if (req.url === '/readyz') {
+      res.writeHead(readiness.ready ? 200 : 503, { 'content-type': 'text/plain' }).end(`${readiness.reason}\n`);
       return;
     }
     if (req.url !== '/metrics' || req.method !== 'GET') {

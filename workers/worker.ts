@@ -11,6 +11,7 @@ import { activitySettings, loadConfig, type WorkerConfig } from './config';
 import { SettingsError, temporalConnectionOptions } from './temporal-settings';
 import { KeelsonMetrics, serveMetrics, type GaugeSources } from './metrics';
 import { cachedWorkflowsFor, memoryLimitBytes } from './sizing';
+import { deploymentOptions, followVersion, workerVersion, type VersionState, type WorkflowSource } from './versioning';
 
 // The Keelson worker: settings from the environment (G9), the Kubernetes floor checked against the server (G8),
 // then rollout and node workflows with the real Kubernetes activities on one task queue.
@@ -48,6 +49,12 @@ export function gaugeSources(config: WorkerConfig, temporal: Client, clients: Cl
 
 export interface RunningWorker {
   worker: Worker;
+  /** Temporal client of the worker's own (activities and the worker version's checks). */
+  temporal: Client;
+  /** The workflow code the worker runs, for replaying histories against it. */
+  workflowSource: WorkflowSource;
+  /** What `/readyz` answers: an unversioned worker is ready; a versioned one once its build is current. */
+  readiness: VersionState;
   metrics: KeelsonMetrics;
   metricsServer: http.Server;
   /** Stops the watches and closes the metrics endpoint and both Temporal connections (after worker.run() resolves). */
@@ -70,23 +77,32 @@ export async function startWorker(config: WorkerConfig): Promise<RunningWorker> 
   });
   const settings = activitySettings(config);
   const workloads = workloadInformer(kc, settings);
+  // A prebuilt bundle makes a restart seconds instead of a webpack build (the same code either way).
+  const workflowSource: WorkflowSource = config.KEELSON_WORKFLOW_BUNDLE
+    ? { workflowBundle: { codePath: config.KEELSON_WORKFLOW_BUNDLE } }
+    : { workflowsPath: require.resolve('../workflows') };
+  const version = workerVersion(config);
+  const readiness: VersionState = version
+    ? { ready: false, reason: `build ${version.deploymentName}/${version.buildId} is not current yet` }
+    : { ready: true, reason: 'unversioned worker' };
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.KEELSON_TASK_QUEUE,
-    // A prebuilt bundle makes a restart seconds instead of a webpack build (the same code either way).
-    ...(config.KEELSON_WORKFLOW_BUNDLE
-      ? { workflowBundle: { codePath: config.KEELSON_WORKFLOW_BUNDLE } }
-      : { workflowsPath: require.resolve('../workflows') }),
+    ...workflowSource,
+    ...deploymentOptions(version),
     activities: createActivities({ kubeConfig: kc, temporal, settings, workloads, metrics }),
     maxConcurrentActivityTaskExecutions: config.KEELSON_MAX_CONCURRENT_ACTIVITIES,
     maxConcurrentWorkflowTaskExecutions: config.KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS,
     maxCachedWorkflows: config.KEELSON_MAX_CACHED_WORKFLOWS ?? cachedWorkflowsFor(memoryLimitBytes()),
     shutdownGraceTime: `${config.KEELSON_SHUTDOWN_GRACE_SECONDS}s`,
   });
-  const metricsServer = await serveMetrics(metrics, config.KEELSON_METRICS_ADDRESS);
+  const metricsServer = await serveMetrics(metrics, config.KEELSON_METRICS_ADDRESS, readiness);
   return {
     worker,
+    temporal,
+    workflowSource,
+    readiness,
     metrics,
     metricsServer,
     async close() {
@@ -120,9 +136,25 @@ async function main(): Promise<void> {
       `http://${config.KEELSON_METRICS_ADDRESS}/metrics (SDK: ${config.KEELSON_SDK_METRICS_ADDRESS}), ` +
       `${running.worker.options.maxCachedWorkflows} workflows cached at most\n`,
   );
+  const version = workerVersion(config);
+  const stopFollowing = new AbortController();
+  const log = (line: string) => process.stderr.write(`keelson worker: ${line}\n`);
+  const following = version
+    ? followVersion(
+        running.temporal,
+        config,
+        version,
+        running.workflowSource,
+        running.readiness,
+        log,
+        stopFollowing.signal,
+      )
+    : Promise.resolve();
   try {
     await running.worker.run();
   } finally {
+    stopFollowing.abort();
+    await following;
     await running.close();
   }
   process.stderr.write('keelson worker: drained and stopped\n');

@@ -123,6 +123,29 @@ describe('helm chart', () => {
     expect(JSON.stringify(find('Deployment', '-api'))).toContain('"secretName":"keelson-api-tokens"');
   });
 
+  test('worker versioning: each revision a build of the release-named Worker Deployment, ready once current', () => {
+    const worker = (...sets: string[]) =>
+      helmTemplate(namespace, ...sets).find((d) => d.kind === 'Deployment' && d.metadata.name.endsWith('-worker'))!;
+    const envOf = (dep: Doc) =>
+      (
+        dep as unknown as {
+          spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+        }
+      ).spec.template.spec.containers[0]!.env;
+    const versioned = worker('worker.versioning.enabled=true', 'image.tag=1.4.0');
+    expect(envOf(versioned).filter((e) => e.name.startsWith('KEELSON_WORKER_'))).toEqual([
+      { name: 'KEELSON_WORKER_DEPLOYMENT', value: `${release}-keelson` },
+      { name: 'KEELSON_WORKER_BUILD_ID', value: '1.4.0-r1' },
+      { name: 'KEELSON_WORKER_PROMOTION', value: 'replay-checked' },
+    ]);
+    expect(JSON.stringify(versioned)).toContain('"readinessProbe":{"httpGet":{"path":"/readyz","port":"metrics"}');
+    expect(JSON.stringify(versioned)).toContain('"rollingUpdate":{"maxUnavailable":0,"maxSurge":1}');
+    expect(envOf(worker()).filter((e) => e.name.startsWith('KEELSON_WORKER_'))).toEqual([]);
+    expect(() => worker('worker.versioning.promotion=auto')).toThrow(
+      /worker\.versioning\.promotion is "auto": must be replay-checked or manual/,
+    );
+  });
+
   test("the chart's kubeVersion is the floor the worker enforces (G8)", () => {
     const chartYaml = YAML.parse(fs.readFileSync(path.join(chart, 'Chart.yaml'), 'utf8')) as { kubeVersion: string };
     expect(chartYaml.kubeVersion).toBe(`>=${formatKubeVersion(kubeFloor())}-0`);

@@ -73,6 +73,8 @@ export class E2E {
   private keelson?: KeelsonClient;
   private worker?: ChildProcess;
   private workerExit?: Promise<void>;
+  /** Every worker process started, each with its exit; `stop` ends those still running. */
+  private readonly started: { process: ChildProcess; metrics: string; exit: Promise<void> }[] = [];
   private readonly dir: string;
   private readonly env = stackEnv();
   /** Every Job and Pod of this file's namespace, recorded from its start (useE2E). */
@@ -162,8 +164,12 @@ export class E2E {
     return this;
   }
 
-  /** Starts the real worker process (workers/worker.ts) for this file's cluster, task queue and namespace. */
-  async startWorker(): Promise<void> {
+  /**
+   * Starts the real worker process (workers/worker.ts) for this file's cluster, task queue and namespace, with
+   * `settings` over the file's; returns it and its metrics address. The worker started last is the one `stop` ends.
+   */
+  async startWorker(settings: Record<string, string> = {}): Promise<{ process: ChildProcess; metrics: string }> {
+    const metrics = `127.0.0.1:${await freePort()}`;
     const codePath = testWorkflowBundlePath();
     const log = createWriteStream(join(this.dir, 'worker.log'), { flags: 'a' });
     const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'workers', 'worker.ts')], {
@@ -182,10 +188,11 @@ export class E2E {
         KEELSON_JOB_RETENTION_SECONDS: '600',
         KEELSON_POLL_SECONDS: '1',
         KEELSON_SHUTDOWN_GRACE_SECONDS: '0',
-        KEELSON_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
+        KEELSON_METRICS_ADDRESS: metrics,
         KEELSON_SDK_METRICS_ADDRESS: 'off',
         KEELSON_WORKFLOW_BUNDLE: codePath,
         ...this.workerSettings,
+        ...settings,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -193,6 +200,13 @@ export class E2E {
     child.stderr!.pipe(log);
     this.worker = child;
     this.workerExit = new Promise((resolve) => child.once('exit', () => resolve()));
+    this.started.push({ process: child, metrics, exit: this.workerExit });
+    return { process: child, metrics };
+  }
+
+  /** Every worker started, oldest first, with its metrics address. */
+  get workers(): { process: ChildProcess; metrics: string }[] {
+    return this.started.map((w) => ({ process: w.process, metrics: w.metrics }));
   }
 
   /** SIGKILL: no shutdown, no activity cancellation, as when a pod is OOM-killed or a machine dies. */
@@ -373,10 +387,10 @@ export class E2E {
     }
     await this.app?.close();
     await this.keelson?.close().catch(() => undefined);
-    if (this.worker && this.worker.exitCode === null) {
-      this.worker.kill('SIGTERM');
-      await Promise.race([this.workerExit, sleep(10_000)]);
-      if (this.worker.exitCode === null) this.worker.kill('SIGKILL');
+    for (const w of this.started.filter((s) => s.process.exitCode === null)) {
+      w.process.kill('SIGTERM');
+      await Promise.race([w.exit, sleep(10_000)]);
+      if (w.process.exitCode === null) w.process.kill('SIGKILL');
     }
     for (const n of this.nodes) await this.core.deleteNode({ name: n }).catch(() => undefined);
     await this.core.deleteNamespace({ name: this.namespace }).catch(() => undefined);

@@ -80,4 +80,21 @@ describe('G9 worker settings', () => {
     expect(ok.KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS).toBe(40);
     expect(ok.KEELSON_SHUTDOWN_GRACE_SECONDS).toBe(25);
   });
+
+  test('G9 worker versioning needs both its deployment and its build ID, each a valid name', () => {
+    expect(() => loadConfig({ KEELSON_WORKER_DEPLOYMENT: 'keelson' })).toThrow(
+      'KEELSON_WORKER_BUILD_ID="": must be set too: a versioned worker needs both its deployment name and its build ID',
+    );
+    expect(() => loadConfig({ KEELSON_WORKER_BUILD_ID: '1.2.0' })).toThrow(
+      'KEELSON_WORKER_DEPLOYMENT="": must be set too',
+    );
+    expect(() => loadConfig({ KEELSON_WORKER_DEPLOYMENT: 'a.b', KEELSON_WORKER_BUILD_ID: '1' })).toThrow(
+      `KEELSON_WORKER_DEPLOYMENT="a.b": must be 1-200 letters, digits, '_' or '-'`,
+    );
+    expect(() => loadConfig({ KEELSON_WORKER_PROMOTION: 'auto' })).toThrow(
+      'KEELSON_WORKER_PROMOTION="auto": must be replay-checked or manual',
+    );
+    const config = loadConfig({ KEELSON_WORKER_DEPLOYMENT: 'keelson', KEELSON_WORKER_BUILD_ID: '1.2.0-r3' });
+    expect([config.KEELSON_WORKER_BUILD_ID, config.KEELSON_WORKER_PROMOTION]).toEqual(['1.2.0-r3', 'replay-checked']);
+  });
 });
