@@ -588,9 +588,10 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       // Before admission, which would put the next batch in flight: the quiet point between two batches. A relist
       // due goes first (the continued run does not list at its start).
       if (!relistDue && quietContinueDue()) {
-        // A handler's bookkeeping ends after the main loop wakes; an update may still await its policy read.
+        // A handler's bookkeeping ends after the main loop wakes; an update may still await its policy read, and the
+        // spec it applies asks for a relist, which the continued run would not make until its clock.
         await condition(allHandlersFinished);
-        if (quiet()) await continueAsNew<typeof rolloutWorkflow>({ ...input, options, spec: s.spec, carried: s });
+        if (!relistDue && quiet()) await continueAsNew<typeof rolloutWorkflow>({ ...input, options, spec: s.spec, carried: s });
       }
       if (relistDue) {
         // Cleared before the listing: a relist asked for while it runs (a spec update, the clock) is not lost.
