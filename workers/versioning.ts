@@ -1,6 +1,7 @@
 import { isGrpcServiceError, type Client, type HistoryAndWorkflowId } from '@temporalio/client';
 import { Worker, type ReplayWorkerOptions, type WorkerOptions } from '@temporalio/worker';
 import type { WorkerConfig } from './config';
+import { promotionAction, type PromotionStep, type PromotionView } from '../model/worker-promotion';
 
 // Worker Versioning (docs/operations.md, "Upgrading Keelson"). A versioned worker polls as one build of a Temporal
 // Worker Deployment and gets workflow tasks only once its build is the deployment's current version. Rollout and
@@ -55,21 +56,16 @@ export function runningHistories(temporal: Client, taskQueue: string): AsyncIter
   return temporal.workflow.list({ query }).intoHistories({ concurrency: 5 });
 }
 
-/** What a worker needs to know of its deployment: the current build, and whether its own may take over from it. */
-export interface DeploymentView {
-  current?: string;
-  /** The deployment knows this build (its pollers have been seen): until then nothing can be decided. */
-  registered: boolean;
-  /** This build has been current before: an old build starting again never takes the workflows back by itself. */
-  servedBefore: boolean;
-  /** This build was first seen after the current one (or there is none). */
-  newer: boolean;
+/** What a worker needs to know of its deployment, and the token that makes a switch conditional on it. */
+export interface DeploymentView extends PromotionView {
+  conflictToken?: Uint8Array;
 }
 
 export async function deploymentView(temporal: Client, version: WorkerVersion): Promise<DeploymentView> {
   let info;
+  let conflictToken;
   try {
-    ({ workerDeploymentInfo: info } = await temporal.workflowService.describeWorkerDeployment({
+    ({ workerDeploymentInfo: info, conflictToken } = await temporal.workflowService.describeWorkerDeployment({
       namespace: temporal.options.namespace,
       deploymentName: version.deploymentName,
     }));
@@ -85,18 +81,21 @@ export async function deploymentView(temporal: Client, version: WorkerVersion): 
   const mine = summaries.find((v) => v.deploymentVersion?.buildId === version.buildId);
   return {
     ...(current && { current }),
+    ...(conflictToken && { conflictToken }),
     registered: mine !== undefined,
     servedBefore: !!mine?.firstActivationTime,
     newer: !current || created(version.buildId) >= created(current),
   };
 }
 
-export async function makeCurrent(temporal: Client, version: WorkerVersion): Promise<void> {
+/** Makes the build current, refused by the server if the deployment changed since `conflictToken` was read. */
+export async function makeCurrent(temporal: Client, version: WorkerVersion, conflictToken?: Uint8Array): Promise<void> {
   await temporal.workflowService.setWorkerDeploymentCurrentVersion({
     namespace: temporal.options.namespace,
     deploymentName: version.deploymentName,
     buildId: version.buildId,
     identity: temporal.options.identity,
+    ...(conflictToken && { conflictToken }),
   });
 }
 
@@ -130,20 +129,18 @@ export async function followVersion(
       signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
     });
   const name = `${version.deploymentName}/${version.buildId}`;
-  let step: 'check' | 'promote' | 'follow' = config.KEELSON_WORKER_PROMOTION === 'manual' ? 'follow' : 'check';
+  let step: PromotionStep = config.KEELSON_WORKER_PROMOTION === 'manual' ? 'follow' : 'check';
+  let checkedUnder: string | undefined;
   while (!signal.aborted) {
     try {
       const view = await deploymentView(temporal, version);
       const current = view.current ?? 'none';
-      if (view.current === version.buildId) {
-        Object.assign(state, { ready: true, reason: `build ${name} is current` });
-        step = 'follow';
-      } else if (!view.registered) {
+      const next = promotionAction(step, view, version.buildId, checkedUnder);
+      step = next.step;
+      if (next.action === 'ready') Object.assign(state, { ready: true, reason: `build ${name} is current` });
+      else if (next.action === 'wait') {
         Object.assign(state, { ready: false, reason: `build ${name} is not yet known to its Worker Deployment` });
-      } else if (step !== 'follow' && (view.servedBefore || !view.newer)) {
-        step = 'follow';
-        continue;
-      } else if (step === 'check') {
+      } else if (next.action === 'check') {
         Object.assign(state, { ready: false, reason: `build ${name} is replaying the running workflows' histories` });
         log(`replaying the running workflows of ${config.KEELSON_TASK_QUEUE} before ${name} takes them over`);
         const check = await replayCheck(source, runningHistories(temporal, config.KEELSON_TASK_QUEUE), (n) =>
@@ -160,9 +157,10 @@ export async function followVersion(
         }
         log(`replayed ${check.replayed} running workflows; making ${name} current (was ${current})`);
         step = 'promote';
+        checkedUnder = view.current;
         continue;
-      } else if (step === 'promote') {
-        await makeCurrent(temporal, version);
+      } else if (next.action === 'promote') {
+        await makeCurrent(temporal, version, view.conflictToken);
         continue;
       } else {
         const reason = `build ${name} is not current (${current} is); make it so with set-current-version`;
