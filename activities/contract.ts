@@ -65,6 +65,11 @@ export interface StageResult {
   logTail: string;
   /** Set for an adopted legacy raw Pod: its namespace. That Pod, not a Job, is deleted once the outcome is recorded. */
   podNamespace?: string;
+  /**
+   * A failure the watcher declared on a Job that has not finished (its pod refused, its image not pulled): left in
+   * place, the Job could still start its pod, so it is deleted once recorded whatever the retention (G11).
+   */
+  unfinished?: true;
 }
 
 export interface StageJobRef {
@@ -72,7 +77,7 @@ export interface StageJobRef {
 }
 
 /** A finished stage's Job (or adopted legacy Pod) to delete once its outcome is recorded (G3). */
-export type FinishedStageJob = StageJobRef & { failed?: boolean; podNamespace?: string };
+export type FinishedStageJob = StageJobRef & { failed?: boolean; podNamespace?: string; unfinished?: true };
 
 /**
  * A stopped run's Job (spec change, rerun, reset, forget), finished or not: deleted in the foreground, and the call

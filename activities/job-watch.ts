@@ -150,6 +150,13 @@ async function ownView(ctx: WaitContext, namespace: string, name: string, uid: s
   };
 }
 
+/** The Job controller has ended the Job (Complete or Failed): it starts no pod any more. */
+function jobFinished(job: V1Job | undefined): boolean {
+  return (job?.status?.conditions ?? []).some(
+    (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
+  );
+}
+
 /**
  * A running Job that has had no pod for a poll period: only then are its events read, since the controller makes a
  * Job's pod within a second or so when it can.
@@ -216,6 +223,7 @@ export async function waitForJob(
       adopted,
       failedPods,
       logTail: verdict.outcome === 'failed' ? await failureTail(ctx, podList, verdict) : '',
+      ...(verdict.outcome === 'failed' && !jobFinished(job) && { unfinished: true as const }),
     };
   } finally {
     view.stop();

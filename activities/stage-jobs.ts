@@ -198,8 +198,9 @@ export function stageJobActivities(
         await deleteJobUntilGone(w, namespace, input.jobName, undefined, 'stopped run');
         return;
       }
-      const { jobName, failed, podNamespace } = input;
-      if (failed && w.settings.jobRetentionSeconds > 0) return;
+      const { jobName, failed, podNamespace, unfinished } = input;
+      // A failed Job is kept for its logs, unless it has not finished: it could still start its pod.
+      if (failed && !unfinished && w.settings.jobRetentionSeconds > 0) return;
       // An adopted legacy pod keeps running its pause container: left in place, every later rerun would adopt it again.
       if (podNamespace) {
         await kubeOptional('delete', `pod ${podNamespace}/${jobName}`, () =>

@@ -1,4 +1,4 @@
-import type { V1Job, V1Pod } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
 import { RUN_ANNOTATION, stageJobName } from '../../model';
@@ -57,6 +57,8 @@ test('G3 a Job failing with BackoffLimitExceeded keeps its failed pods and repor
     labelSelector: `batch.kubernetes.io/controller-uid=${job.metadata!.uid}`,
   });
   expect(pods.items.filter((p) => p.status?.phase === 'Failed')).toHaveLength(2);
+  // A finished Job: kept for its logs (retention) once recorded.
+  expect(result.unfinished).toBeUndefined();
 });
 
 test('G6 failed pods are counted while the stage still retries', async () => {
@@ -81,6 +83,8 @@ test('an image that cannot be pulled is reported as a failure within the grace p
   expect(result.outcome).toBe('failed');
   expect(result.reason).toMatch(/^(ErrImagePull|ImagePullBackOff)$/);
   expect(result.logTail).toContain('registry.nowhere.invalid/nopull');
+  // Its Job has not finished: the pod would run once the image can be pulled, so it does not stay for retention.
+  expect(result.unfinished).toBe(true);
   expect(seconds).toBeGreaterThanOrEqual(4);
   expect(seconds).toBeLessThan(5 + 10);
 });
@@ -110,6 +114,21 @@ test('a stage pod refused by Pod Security fails the stage after the grace, namin
     expect(seconds).toBeLessThan(3 + 15);
     const pods = await env.core.listNamespacedPod({ namespace: restricted });
     expect(pods.items).toHaveLength(0);
+
+    // G11: the Job has not finished, so it is deleted once recorded whatever the retention (600 s here): kept, it
+    // would start its pod as soon as the refusal lifts, a stage nobody watches beside the package's next run.
+    expect(result.unfinished).toBe(true);
+    await local.deleteStageJob({ jobName: result.jobName, failed: true, unfinished: true });
+    await env.core.patchNamespace(
+      { name: restricted, body: { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await until('the refused Job gone', async () => {
+      const jobs = await env.batch.listNamespacedJob({ namespace: restricted });
+      return jobs.items.length === 0 ? true : undefined;
+    });
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect((await env.core.listNamespacedPod({ namespace: restricted })).items).toHaveLength(0);
   } finally {
     await env.core.deleteNamespace({ name: restricted });
   }

@@ -520,7 +520,11 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         ? recordStageSuccess(r.state, key, stage, outcome)
         : recordStageFailure(r.state, key, stage, { ...outcome, lastError: `${result.reason}: ${result.logTail}` });
     publish(name);
-    const ref = { jobName: result.jobName, ...(result.podNamespace && { podNamespace: result.podNamespace }) };
+    const ref = {
+      jobName: result.jobName,
+      ...(result.podNamespace && { podNamespace: result.podNamespace }),
+      ...(result.unfinished && { unfinished: true as const }),
+    };
     // The Job goes with the write that records its outcome, and the next stage need not wait for either; a run of
     // the same Job name waits for the delete (start). Patched: histories before it waited here for the write, then
     // deleted in an activity of its own.
