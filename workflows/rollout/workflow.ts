@@ -591,7 +591,8 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
         // A handler's bookkeeping ends after the main loop wakes; an update may still await its policy read, and the
         // spec it applies asks for a relist, which the continued run would not make until its clock.
         await condition(allHandlersFinished);
-        if (!relistDue && quiet()) await continueAsNew<typeof rolloutWorkflow>({ ...input, options, spec: s.spec, carried: s });
+        if (!relistDue && quiet())
+          await continueAsNew<typeof rolloutWorkflow>({ ...input, options, spec: s.spec, carried: s });
       }
       if (relistDue) {
         // Cleared before the listing: a relist asked for while it runs (a spec update, the clock) is not lost.
