@@ -6,14 +6,22 @@
 const NULL_MEANS_DEFAULTS = new Set(['fixed', 'linear', 'exponential']);
 
 /**
- * A copy of a manifest's spec without its null-valued fields, at any depth. List items are kept (a null item is an
- * error, as in Kubernetes); so is a strategy kind written as null, which Keelson reads as that strategy's defaults.
+ * No field of a spec lies deeper than this: below it a value is left as written, for the schema to refuse, and a
+ * hostile nesting thousands deep cannot exhaust the stack.
  */
-export function withoutNullFields(value: unknown, parentKey?: string): unknown {
-  if (Array.isArray(value)) return value.map((item) => withoutNullFields(item));
+const DEEPEST_FIELD = 32;
+
+/**
+ * A copy of a manifest's spec without its null-valued fields, down to DEEPEST_FIELD. List items are kept (a null item
+ * is an error, as in Kubernetes); so is a strategy kind written as null, which Keelson reads as that strategy's
+ * defaults.
+ */
+export function withoutNullFields(value: unknown, parentKey?: string, depth = 0): unknown {
+  if (depth > DEEPEST_FIELD) return value;
+  if (Array.isArray(value)) return value.map((item) => withoutNullFields(item, undefined, depth + 1));
   if (typeof value !== 'object' || value === null) return value;
   const kept = Object.entries(value).filter(
     ([key, field]) => field !== null || (parentKey === 'strategy' && NULL_MEANS_DEFAULTS.has(key)),
   );
-  return Object.fromEntries(kept.map(([key, field]) => [key, withoutNullFields(field, key)]));
+  return Object.fromEntries(kept.map(([key, field]) => [key, withoutNullFields(field, key, depth + 1)]));
 }

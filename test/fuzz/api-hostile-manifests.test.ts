@@ -175,7 +175,7 @@ test('wrong types and deep nesting anywhere in the manifest: always 4xx with a c
       fc.oneof(wrongType, deep),
       async (target, value) => {
         // An optional spec field written as null is absent, as the API server drops it from a Skyhook resource
-        // (docs/manifests.md, "Parity"): `packages: null` is no packages, `env: null` no env. Not a wrong type.
+        // (docs/manifests.md, "Parity with Skyhook and NodeWright"): `packages: null` is no packages, `env: null` no env. Not a wrong type.
         fc.pre(!(value === null && NULL_IS_ABSENT.has(target)));
         const m = base();
         typedTargets[target]!(m, value);

@@ -240,3 +240,12 @@ describe('spec.pause', () => {
     expect(sameSpec(paused, { ...paused, spec: { ...paused.spec, priority: paused.spec.priority + 1 } })).toBe(false);
   });
 });
+
+test('a field nested thousands deep is refused as the wrong type, not a crash (null fields are dropped only near the top)', () => {
+  let image: unknown = 'x';
+  for (let i = 0; i < 20_000; i++) image = { a: [image] };
+  const result = parseRolloutDocuments([skyhook({ packages: { base: pkg({ image }) } })]);
+  expect(result.errors).toEqual([
+    { path: 'Skyhook/demo.spec.packages.base.image', message: 'expected string, got a mapping' },
+  ]);
+});
