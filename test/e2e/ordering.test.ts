@@ -110,6 +110,8 @@ test('strict-order: per node, priority then name; a paused rollout holds lower o
   await startRollout({ name: 'a', priority: 2, nodes });
   await startRollout({ name: 'b', priority: 2, nodes, holds: true });
   await startRollout({ name: 'c', priority: 2, nodes });
+  // Each rollout on the nodes first: one disabled or paused before its first pass admits no node at all.
+  for (const n of nodes) await expectLabels(n, { a: 'waiting', b: 'waiting', c: 'waiting' });
   await e2e.cliOk(['rollout', 'disable', 'a', '--reason', 'e2e: a disabled rollout must not hold b and c back']);
   await e2e.cliOk(['rollout', 'pause', 'b', '--reason', 'e2e: a paused rollout holds c back']);
   for (const n of nodes) {

@@ -156,7 +156,8 @@ test("a new rollout takes the worker's node timeouts and drain policy, once, and
 });
 
 test("a rollout's spec.drain reaches its drains: its own timeout and rules, the worker's on-timeout policy", async () => {
-  const cluster = new FakeCluster(nodes(1));
+  // Nodes of its own: the node workflows of earlier tests' nodes run on, on their ended workers' task queues.
+  const cluster = new FakeCluster(nodes(1, 'drainopts'));
   cluster.script = () => ({ ms: 50 });
   const spec = rolloutSpec('drainopts', {
     drain: { timeout: '15m', force: true, deleteEmptyDirData: true, gracePeriodSeconds: 5 },
