@@ -7,7 +7,7 @@ import type {
   RunStageInput,
   StageResult,
 } from '../../activities/contract';
-import { encodeNodeState, stageJobName, type NodeState, type Status } from '../../model';
+import { encodeNodeState, selectorMatches, stageJobName, type NodeState, type Status } from '../../model';
 import { nodeWorkflowId } from '../../model/workflow-ids';
 import { OPEN_IMAGE_POLICY, type ImagePolicy } from '../../model/image-policy';
 import { signalWorkflow } from '../../activities/workflow-signal';
@@ -353,7 +353,10 @@ export class FakeCluster {
       },
       listNodes: async (input) => {
         record('listNodes', input);
-        const nodes = this.nodes.map((n) => ({ ...n, taints: [...n.taints] }));
+        // As the API server: the nodes the selector matches (an empty one matches every node).
+        const nodes = this.nodes
+          .filter((n) => selectorMatches(input.selector, n.labels))
+          .map((n) => ({ ...n, taints: [...n.taints] }));
         await new Promise((r) => setTimeout(r, this.listNodesMs));
         return nodes;
       },
