@@ -62,4 +62,9 @@ export const PATCHES = {
    * message unsent), where no report can come in meanwhile and refuse it; past historyEventLimit, at once as before.
    */
   rolloutContinueWhenQuiet: 'rollout-continue-when-quiet',
+  /**
+   * Node-state writes (with the progress report their activity sends) are regular activities again, the other short
+   * calls stay local: a local write lost with its workflow task in a worker crash ran again after a later write (G1).
+   */
+  nodeStateWritesRemote: 'node-state-writes-remote',
 } as const;

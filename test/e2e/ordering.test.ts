@@ -107,6 +107,8 @@ test('strict-order: per node, priority then name; a paused rollout holds lower o
   // at priority 1. Priority 2: a (disabled), b (paused, then holding on n0), c.
   const releaseZzz = [await holdPod(n0, 'zzz'), await holdPod(n1, 'zzz')];
   await startRollout({ name: 'zzz', priority: 1, nodes, holds: true });
+  // zzz on the nodes first: a rollout of priority 2 whose desire came first would start a stage there.
+  for (const n of nodes) await expectLabels(n, { zzz: 'in_progress' });
   await startRollout({ name: 'a', priority: 2, nodes });
   await startRollout({ name: 'b', priority: 2, nodes, holds: true });
   await startRollout({ name: 'c', priority: 2, nodes });

@@ -144,6 +144,10 @@ export class NodeStateWriter {
       this.deletes.splice(0, due.length);
       // The write's own activity reports to the rollout. Patched: histories before it signalled from here.
       const local = patched(PATCHES.localNodeCalls);
+      // The write itself is a regular activity (G1): a local one's result is recorded only when its workflow task
+      // completes, so after a worker crash a write already on the Node ran again after a later one, taking an entry
+      // backwards. Patched: histories before it wrote as a local activity.
+      const remote = local && patched(PATCHES.nodeStateWritesRemote);
       this.previous[next.rollout] = await this.write(
         {
           ...next,
@@ -152,7 +156,7 @@ export class NodeStateWriter {
           ...(due.length > 0 && { deleteJobs: due.map((d) => d.job) }),
           ...(local && this.progress(next)),
         },
-        local,
+        local && !remote,
       );
       if (!local) await this.report(next);
       this.inFlight = false;
