@@ -1,7 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import { NetworkingV1Api } from '@kubernetes/client-node';
 import { kubeClients, testNamespace } from '../harness/kube';
-import { applyDocs, chart, helm, helmTemplate, removeChart, type Doc } from './chart-env';
+import { applyDocs, helmRefusal, helmTemplate, removeChart, type Doc } from './chart-env';
 
 // The chart's API over TLS and its Ingress: the TLS Secret and the client CA Secret mounted where the API's settings
 // point, probes and the Service speaking HTTPS, an Ingress carrying its values, bad values refused with the value
@@ -41,17 +40,7 @@ const envOf = (c: Container) => Object.fromEntries(c.env.map((e) => [e.name, e.v
 const servicePort = (docs: Doc[]) =>
   (one(docs, 'Service', '-api').spec as { ports: { appProtocol?: string }[] }).ports[0]!;
 
-/** What `helm template` says when it refuses the values. */
-function refusal(...sets: string[]): string {
-  try {
-    execFileSync(helm, ['template', release, chart, '--kube-version', '1.37.2', ...sets.flatMap((s) => ['--set', s])], {
-      stdio: 'pipe',
-    });
-  } catch (err) {
-    return String((err as { stderr: Buffer }).stderr);
-  }
-  throw new Error(`helm template accepted ${sets.join(' ')}`);
-}
+const refusal = (...sets: string[]) => helmRefusal(release, ...sets);
 
 beforeAll(async () => {
   namespace = await testNamespace(core, 'kapitls');

@@ -34,6 +34,18 @@ export function helmTemplate(release: string, namespace: string, ...sets: string
 }
 
 /** `kubectl apply --server-side` of rendered documents; returns kubectl's output. */
+/** What `helm template` says when it refuses the values; throws when it accepts them. */
+export function helmRefusal(release: string, ...sets: string[]): string {
+  try {
+    execFileSync(helm, ['template', release, chart, '--kube-version', '1.37.2', ...sets.flatMap((s) => ['--set', s])], {
+      stdio: 'pipe',
+    });
+  } catch (err) {
+    return String((err as { stderr: Buffer }).stderr);
+  }
+  throw new Error(`helm template accepted ${sets.join(' ')}`);
+}
+
 export function applyDocs(docs: Doc[]): string {
   return execFileSync(kubectl, ['apply', '--server-side', '-f', '-'], {
     input: docs.map((d) => YAML.stringify(d)).join('---\n'),

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { projectRoot, toolPaths } from '../../deploy/dev/paths';
 import { kubeClients, testNamespace } from '../harness/kube';
 import { eventually } from '../harness/wait';
-import { applyDocs, chart, helm, helmTemplate, removeChart, type Doc } from './chart-env';
+import { applyDocs, chart, helmRefusal, helmTemplate, removeChart, type Doc } from './chart-env';
 
 // The chart's monitoring objects (ServiceMonitors, PrometheusRule, Grafana dashboard ConfigMap): rendered only when
 // their value is on, carrying the values, refusing bad ones with the value named, and applied to the local
@@ -31,17 +31,7 @@ const one = (docs: Doc[], kind: string, suffix: string) => {
   return found[0]!;
 };
 
-/** What `helm template` says when it refuses the values. */
-function refusal(...sets: string[]): string {
-  try {
-    execFileSync(helm, ['template', release, chart, '--kube-version', '1.37.2', ...sets.flatMap((s) => ['--set', s])], {
-      stdio: 'pipe',
-    });
-  } catch (err) {
-    return String((err as { stderr: Buffer }).stderr);
-  }
-  throw new Error(`helm template accepted ${sets.join(' ')}`);
-}
+const refusal = (...sets: string[]) => helmRefusal(release, ...sets);
 
 interface Rule {
   alert: string;
