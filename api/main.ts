@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   const settings = loadApiSettings();
   let tokens = loadTokens(settings);
   const tls = readApiTls(settings);
-  const keelson = await KeelsonClient.connect(settings);
+  const keelson = await KeelsonClient.connect(settings, log);
   const app = await buildApi({
     keelson,
     cluster: clusterAccessFrom(settings),

@@ -26,8 +26,11 @@ export class KeelsonClient {
   private constructor(readonly ctx: KeelsonContext) {}
 
   /** Connects with settings from the environment by default (TEMPORAL_*, KEELSON_CLUSTER, KEELSON_TASK_QUEUE). */
-  static async connect(settings: ClientSettings = loadClientSettings()): Promise<KeelsonClient> {
-    return new KeelsonClient(await connect(settings));
+  static async connect(
+    settings: ClientSettings = loadClientSettings(),
+    log?: (line: string) => void,
+  ): Promise<KeelsonClient> {
+    return new KeelsonClient(await connect(settings, log));
   }
 
   // `actor` names who asks (the API passes its token's name) and is kept in the workflow's history.
@@ -81,6 +84,7 @@ export class KeelsonClient {
     await this.ctx.connection.withDeadline(Date.now() + 5_000, () => this.ctx.connection.healthService.check({}));
   }
   async close(): Promise<void> {
+    this.ctx.credentials.close();
     await this.ctx.connection.close();
   }
 }

@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   const settings = loadControllerSettings();
   const kc = new KubeConfig();
   kc.loadFromDefault();
-  const keelson = await connect(settings);
+  const keelson = await connect(settings, (line) => console.error(`keelson controller: ${line}`));
   const controller = await startController({
     kc,
     keelson,
@@ -24,7 +24,10 @@ async function main(): Promise<void> {
   const shutdown = () => {
     void controller
       .stop()
-      .then(() => keelson.connection.close())
+      .then(() => {
+        keelson.credentials.close();
+        return keelson.connection.close();
+      })
       .then(() => process.exit(0));
   };
   process.once('SIGTERM', shutdown);

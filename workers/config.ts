@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import type { ActivitySettings } from '../activities/settings';
-import { bool, loadSettings, TemporalSettingsSchema } from './temporal-settings';
+import { bool, loadSettings, seconds, TemporalSettingsSchema } from './temporal-settings';
 import {
   DEFAULT_AGENT_LOG_ROOT,
   DEFAULT_COPY_DIR_ROOT,
@@ -13,14 +13,6 @@ import { imagePolicyOf, ImagePolicySettingsSchema } from './image-policy-setting
 
 // Every worker knob, in ONE schema read from the environment (G9). A bad value stops start-up with a message that
 // names the setting, the value given and what is allowed. The docs' settings table is generated from `describe`.
-
-const seconds = (min: number, max: number, fallback: number) =>
-  z.coerce
-    .number({ message: `must be a whole number of seconds from ${min} to ${max}` })
-    .int(`must be a whole number of seconds from ${min} to ${max}`)
-    .min(min, `must be a whole number of seconds from ${min} to ${max}`)
-    .max(max, `must be a whole number of seconds from ${min} to ${max}`)
-    .default(fallback);
 
 const int = (min: number, max: number, fallback: number) =>
   z.coerce

@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 
-// Settings read from the environment, and the Temporal connection they describe: one schema of the Temporal
-// settings, one reader, one error and one set of connection options for the worker, the API and the client library.
+// Settings read from the environment: one schema of the Temporal connection's settings, one reader and one error for
+// the worker, the API, the controller and the client library. The credentials they name: workers/temporal-credentials.ts.
 
 export class SettingsError extends Error {
   override name = 'SettingsError';
@@ -11,6 +10,15 @@ export class SettingsError extends Error {
 export const bool = z
   .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
   .transform((v) => v === 'true' || v === '1');
+
+/** A whole number of seconds within bounds, with its default. */
+export const seconds = (min: number, max: number, fallback: number) =>
+  z.coerce
+    .number({ message: `must be a whole number of seconds from ${min} to ${max}` })
+    .int(`must be a whole number of seconds from ${min} to ${max}`)
+    .min(min, `must be a whole number of seconds from ${min} to ${max}`)
+    .max(max, `must be a whole number of seconds from ${min} to ${max}`)
+    .default(fallback);
 
 export const TemporalSettingsSchema = z.object({
   TEMPORAL_ADDRESS: z
@@ -31,17 +39,33 @@ export const TemporalSettingsSchema = z.object({
     .describe('CA certificate file of the Temporal server; unset: system CAs'),
   TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional().describe('TLS server name override (SNI)'),
   TEMPORAL_API_KEY: z.string().min(1).optional().describe('Temporal Cloud API key (implies TLS)'),
+  TEMPORAL_API_KEY_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('file holding the Temporal API key (implies TLS), reloaded on change; instead of TEMPORAL_API_KEY'),
+  KEELSON_TEMPORAL_RELOAD_CHECK_SECONDS: seconds(1, 3600, 60).describe(
+    'how often the Temporal TLS and API key files are compared, besides file-change events',
+  ),
 });
 export type TemporalSettings = z.infer<typeof TemporalSettingsSchema>;
 
-/** mTLS needs both halves of the pair. */
-function checkCertificatePair(settings: Record<string, unknown>, ctx: z.RefinementCtx): void {
-  if (!!settings.TEMPORAL_TLS_CERT === !!settings.TEMPORAL_TLS_KEY) return;
-  ctx.addIssue({
-    code: 'custom',
-    path: [settings.TEMPORAL_TLS_CERT ? 'TEMPORAL_TLS_KEY' : 'TEMPORAL_TLS_CERT'],
-    message: 'must be set together with TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY (mTLS)',
-  });
+/** mTLS needs both halves of the pair; the API key comes from one source. */
+function checkTemporalCredentials(settings: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  if (!!settings.TEMPORAL_TLS_CERT !== !!settings.TEMPORAL_TLS_KEY) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [settings.TEMPORAL_TLS_CERT ? 'TEMPORAL_TLS_KEY' : 'TEMPORAL_TLS_CERT'],
+      message: 'must be set together with TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY (mTLS)',
+    });
+  }
+  if (settings.TEMPORAL_API_KEY && settings.TEMPORAL_API_KEY_FILE) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['TEMPORAL_API_KEY_FILE'],
+      message: 'set either TEMPORAL_API_KEY or TEMPORAL_API_KEY_FILE, not both',
+    });
+  }
 }
 
 /**
@@ -54,7 +78,7 @@ export function loadSettings<S extends z.ZodObject>(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): z.infer<S> {
   const known = Object.fromEntries(Object.keys(schema.shape).map((k) => [k, env[k] === '' ? undefined : env[k]]));
-  const checked = 'TEMPORAL_TLS_CERT' in schema.shape ? schema.superRefine(checkCertificatePair) : schema;
+  const checked = 'TEMPORAL_TLS_CERT' in schema.shape ? schema.superRefine(checkTemporalCredentials) : schema;
   const parsed = checked.safeParse(known);
   if (parsed.success) return parsed.data as z.infer<S>;
   const lines = parsed.error.issues.map((issue) => {
@@ -62,22 +86,4 @@ export function loadSettings<S extends z.ZodObject>(
     return `${key}=${JSON.stringify(env[key] ?? '')}: ${issue.message}`;
   });
   throw new SettingsError(`invalid ${what} settings:\n${lines.join('\n')}`);
-}
-
-/** Address, TLS (server CA, SNI, client certificate pair) and API key: the same for every Temporal connection. */
-export function temporalConnectionOptions(s: TemporalSettings) {
-  const file = (p: string) => readFileSync(p);
-  const tls = s.TEMPORAL_TLS || !!s.TEMPORAL_TLS_CERT || !!s.TEMPORAL_TLS_CA || !!s.TEMPORAL_API_KEY;
-  return {
-    address: s.TEMPORAL_ADDRESS,
-    ...(tls && {
-      tls: {
-        ...(s.TEMPORAL_TLS_SERVER_NAME && { serverNameOverride: s.TEMPORAL_TLS_SERVER_NAME }),
-        ...(s.TEMPORAL_TLS_CA && { serverRootCACertificate: file(s.TEMPORAL_TLS_CA) }),
-        ...(s.TEMPORAL_TLS_CERT &&
-          s.TEMPORAL_TLS_KEY && { clientCertPair: { crt: file(s.TEMPORAL_TLS_CERT), key: file(s.TEMPORAL_TLS_KEY) } }),
-      },
-    }),
-    ...(s.TEMPORAL_API_KEY && { apiKey: s.TEMPORAL_API_KEY }),
-  };
 }

@@ -8,7 +8,8 @@ import { checkKubernetes } from '../activities/server-version';
 import { KEELSON_PREFIX, workflowIdPrefix } from '../model';
 import { QUERY_TIMEOUT_MS, statusQuery, type RolloutStatusView } from '../workflows/messages';
 import { activitySettings, loadConfig, type WorkerConfig } from './config';
-import { SettingsError, temporalConnectionOptions } from './temporal-settings';
+import { SettingsError } from './temporal-settings';
+import { TemporalCredentials } from './temporal-credentials';
 import { KeelsonMetrics, serveMetrics, type GaugeSources } from './metrics';
 import { cachedWorkflowsFor, memoryLimitBytes } from './sizing';
 import { deploymentOptions, followVersion, workerVersion, type VersionState, type WorkflowSource } from './versioning';
@@ -66,9 +67,9 @@ export async function startWorker(config: WorkerConfig): Promise<RunningWorker> 
   const clients = makeClients(kc);
   const floor = await checkKubernetes(clients, config.KEELSON_NAMESPACE);
   if (!floor.ok) throw new SettingsError(floor.message);
-  const options = temporalConnectionOptions(config);
-  const connection = await NativeConnection.connect(options);
-  const clientConnection = await Connection.connect(options);
+  const credentials = await TemporalCredentials.load(config, log);
+  const connection = await NativeConnection.connect(credentials.nativeOptions());
+  const clientConnection = await Connection.connect(credentials.clientOptions());
   const temporal = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
   const metrics = new KeelsonMetrics({
     sources: gaugeSources(config, temporal, clients),
@@ -98,6 +99,8 @@ export async function startWorker(config: WorkerConfig): Promise<RunningWorker> 
     shutdownGraceTime: `${config.KEELSON_SHUTDOWN_GRACE_SECONDS}s`,
   });
   const metricsServer = await serveMetrics(metrics, config.KEELSON_METRICS_ADDRESS, readiness);
+  const replaced = followCredentials(worker, credentials);
+  await credentials.watch();
   return {
     worker,
     temporal,
@@ -106,12 +109,49 @@ export async function startWorker(config: WorkerConfig): Promise<RunningWorker> 
     metrics,
     metricsServer,
     async close() {
+      credentials.close();
       workloads.stop();
       await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       await clientConnection.close();
-      await connection.close();
+      await replaced.closeAll();
+      await worker.connection!.close();
     },
   };
+}
+
+/** The time a replaced connection is kept open, so the long polls it carries (about a minute) end on it. */
+const REPLACED_CONNECTION_GRACE_MS = 90_000;
+
+/**
+ * Makes the worker follow its credentials: a new API key is set on its connection in place; new certificates need a
+ * new connection (the native one fixes its TLS when it connects), which the worker switches to. A new connection that
+ * cannot connect leaves the worker on the one it has, reported; the old one is closed once its polls are over.
+ */
+function followCredentials(worker: Worker, credentials: TemporalCredentials): { closeAll(): Promise<void> } {
+  const retiring = new Set<NativeConnection>();
+  const retire = async (old: NativeConnection) => {
+    retiring.delete(old);
+    await old.close().catch((err: unknown) => log(`closing a replaced Temporal connection: ${String(err)}`));
+  };
+  credentials.onChange(async (change) => {
+    const current = worker.connection!;
+    if (!change.certificates) {
+      await current.setApiKey(credentials.version.apiKey ?? '');
+      return;
+    }
+    let next: NativeConnection;
+    try {
+      next = await NativeConnection.connect(credentials.nativeOptions());
+    } catch (err) {
+      log(`the worker stays on its Temporal connection: a new one with the new certificates failed: ${String(err)}`);
+      return;
+    }
+    worker.connection = next;
+    retiring.add(current);
+    setTimeout(() => void retire(current), REPLACED_CONNECTION_GRACE_MS).unref();
+    log('the worker now polls Temporal on a connection with the new certificates');
+  });
+  return { closeAll: async () => void (await Promise.all([...retiring].map(retire))) };
 }
 
 /**
@@ -127,6 +167,10 @@ export function installRuntime(config: WorkerConfig): void {
   });
 }
 
+function log(line: string): void {
+  process.stderr.write(`keelson worker: ${line}\n`);
+}
+
 async function main(): Promise<void> {
   const config = loadConfig();
   installRuntime(config);
@@ -138,7 +182,6 @@ async function main(): Promise<void> {
   );
   const version = workerVersion(config);
   const stopFollowing = new AbortController();
-  const log = (line: string) => process.stderr.write(`keelson worker: ${line}\n`);
   const following = version
     ? followVersion(
         running.temporal,

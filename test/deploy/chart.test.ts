@@ -111,16 +111,61 @@ describe('helm chart', () => {
     );
   });
 
-  test('Temporal TLS and API key Secrets are referenced by the worker and the API', () => {
-    const rendered = helmTemplate(namespace, 'temporal.tlsSecret=temporal-mtls', 'temporal.apiKeySecret=temporal-key');
-    for (const suffix of ['-worker', '-api']) {
+  test('Temporal TLS and API key Secrets are mounted as files (reloaded on change) by the worker, the API and the controller', () => {
+    const rendered = helmTemplate(
+      namespace,
+      'temporal.tlsSecret=temporal-mtls',
+      'temporal.apiKeySecret=temporal-key',
+      'customResources.enabled=true',
+    );
+    for (const suffix of ['-worker', '-api', '-controller']) {
       const dep = rendered.find((d) => d.kind === 'Deployment' && d.metadata.name.endsWith(suffix))!;
       const text = JSON.stringify(dep);
       expect(text).toContain('"secretName":"temporal-mtls"');
       expect(text).toContain('"name":"TEMPORAL_TLS_CERT","value":"/etc/keelson/temporal-tls/tls.crt"');
-      expect(text).toContain('"secretKeyRef":{"name":"temporal-key","key":"api-key"}');
+      expect(text).toContain('"name":"TEMPORAL_API_KEY_FILE","value":"/etc/keelson/temporal-api-key/api-key"');
+      expect(text).toContain('{"name":"temporal-api-key","mountPath":"/etc/keelson/temporal-api-key","readOnly":true}');
+      expect(text).toContain('"secretName":"temporal-key"');
+      expect(text).not.toContain('"name":"TEMPORAL_API_KEY"');
     }
     expect(JSON.stringify(find('Deployment', '-api'))).toContain('"secretName":"keelson-api-tokens"');
+  });
+
+  test("every Secret a Keelson pod mounts is readable by the pod's user: group-readable and fsGroup the user's group", () => {
+    const rendered = helmTemplate(
+      namespace,
+      'temporal.tlsSecret=temporal-mtls',
+      'temporal.apiKeySecret=temporal-key',
+      'api.tls.secret=api-tls',
+      'api.tls.clientCASecret=api-client-ca',
+      'customResources.enabled=true',
+    );
+    type PodSpec = {
+      securityContext: { runAsUser: number; runAsGroup: number; fsGroup: number };
+      volumes?: { name: string; secret?: { defaultMode: number } }[];
+    };
+    const deployments = rendered.filter((d) => d.kind === 'Deployment');
+    expect(deployments.map((d) => d.metadata.name.split('-').pop()).sort()).toEqual(['api', 'controller', 'worker']);
+    let secrets = 0;
+    for (const dep of deployments) {
+      const pod = (dep as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
+      expect(pod.securityContext.runAsUser).toBe(10001);
+      expect(pod.securityContext.fsGroup).toBe(pod.securityContext.runAsGroup);
+      for (const volume of pod.volumes ?? []) {
+        if (!volume.secret) continue;
+        secrets++;
+        // Owned by root with the pod's fsGroup: the group bit is what lets user 10001 read it.
+        expect({ volume: volume.name, groupReadable: (volume.secret.defaultMode & 0o040) !== 0 }).toEqual({
+          volume: volume.name,
+          groupReadable: true,
+        });
+        expect({ volume: volume.name, worldReadable: (volume.secret.defaultMode & 0o004) !== 0 }).toEqual({
+          volume: volume.name,
+          worldReadable: false,
+        });
+      }
+    }
+    expect(secrets).toBeGreaterThanOrEqual(8);
   });
 
   test('worker versioning: each revision a build of the release-named Worker Deployment, ready once current', () => {

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -30,7 +30,10 @@ export function selfSigned(commonName = 'keelson-api'): KeyPair {
   return pair;
 }
 
-/** A certificate signed by `ca` (a client certificate for mTLS). */
+/**
+ * An X.509 v3 certificate signed by `ca`, for 127.0.0.1 and localhost, usable by a client (mTLS) or a server: Rust's
+ * TLS stack refuses v1 certificates and a CA certificate as a server's.
+ */
 export function signedBy(ca: KeyPair, commonName: string): KeyPair {
   const base = join(dir, `${commonName}-${++made}`);
   const pair = { cert: `${base}.crt`, key: `${base}.key` };
@@ -38,9 +41,14 @@ export function signedBy(ca: KeyPair, commonName: string): KeyPair {
     ...['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'],
     ...['-keyout', pair.key, '-out', `${base}.csr`, '-subj', `/CN=${commonName}`],
   );
+  const extensions = `${base}.ext`;
+  writeFileSync(
+    extensions,
+    'basicConstraints=CA:FALSE\nsubjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n',
+  );
   openssl(
     ...['x509', '-req', '-in', `${base}.csr`, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial'],
-    ...['-days', '1', '-out', pair.cert],
+    ...['-days', '1', '-out', pair.cert, '-extfile', extensions],
   );
   return pair;
 }

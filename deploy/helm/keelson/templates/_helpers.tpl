@@ -35,19 +35,26 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 {{- end }}
 {{- if .Values.temporal.apiKeySecret }}
-- name: TEMPORAL_API_KEY
-  valueFrom: { secretKeyRef: { name: {{ .Values.temporal.apiKeySecret | quote }}, key: api-key } }
+- { name: TEMPORAL_API_KEY_FILE, value: /etc/keelson/temporal-api-key/api-key }
 {{- end }}
 {{- end -}}
+{{/* Mounted, not passed as environment, so a rotated Secret reaches the running processes (no restart). */}}
 {{- define "keelson.temporalVolumeMounts" -}}
 {{- if .Values.temporal.tlsSecret }}
 - { name: temporal-tls, mountPath: /etc/keelson/temporal-tls, readOnly: true }
+{{- end }}
+{{- if .Values.temporal.apiKeySecret }}
+- { name: temporal-api-key, mountPath: /etc/keelson/temporal-api-key, readOnly: true }
 {{- end }}
 {{- end -}}
 {{- define "keelson.temporalVolumes" -}}
 {{- if .Values.temporal.tlsSecret }}
 - name: temporal-tls
-  secret: { secretName: {{ .Values.temporal.tlsSecret | quote }}, defaultMode: 0400 }
+  secret: { secretName: {{ .Values.temporal.tlsSecret | quote }}, defaultMode: 0440 }
+{{- end }}
+{{- if .Values.temporal.apiKeySecret }}
+- name: temporal-api-key
+  secret: { secretName: {{ .Values.temporal.apiKeySecret | quote }}, defaultMode: 0440, items: [{ key: api-key, path: api-key }] }
 {{- end }}
 {{- end -}}
 {{/* A threshold in whole seconds, `list "<value path>" <value>`: fails naming the value unless it is a positive integer. */}}
