@@ -22,13 +22,17 @@ async function main(): Promise<void> {
     `keelson controller: watching Skyhook and NodeWright resources for cluster ${settings.KEELSON_CLUSTER}`,
   );
   const shutdown = () => {
+    keelson.credentials.close();
     void controller
       .stop()
-      .then(() => {
-        keelson.credentials.close();
-        return keelson.connection.close();
-      })
-      .then(() => process.exit(0));
+      .then(() => keelson.connection.close())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          console.error(`keelson controller: stopping: ${err instanceof Error ? err.message : String(err)}`);
+          process.exit(1);
+        },
+      );
   };
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);

@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createSecureContext, rootCertificates } from 'node:tls';
+import { createSecureContext } from 'node:tls';
 import { credentials as grpcCredentials, experimental, Metadata } from '@grpc/grpc-js';
 import type { ConnectionOptions } from '@temporalio/client';
 import type { NativeConnectionOptions } from '@temporalio/worker';
@@ -103,6 +103,7 @@ export class TemporalCredentials implements experimental.CertificateProvider {
   private readonly identityListeners = new Set<IdentityListener>();
   private readonly changeListeners: ((change: CredentialChange) => Promise<void>)[] = [];
   private watched: WatchedFiles | undefined;
+  private closed = false;
 
   private constructor(
     readonly settings: TemporalSettings,
@@ -152,10 +153,13 @@ export class TemporalCredentials implements experimental.CertificateProvider {
     if (files.length === 0 || this.watched) return;
     const pollMs = this.settings.KEELSON_TEMPORAL_RELOAD_CHECK_SECONDS * 1000;
     this.watched = await watchFiles(files, () => this.reload(), { pollMs });
+    // The watch compares with the files as they are now: a change since load() is caught here.
+    await this.reload();
   }
 
   /** Reads the files again; a version that loads replaces the one in use. */
   async reload(): Promise<void> {
+    if (this.closed) return;
     let next: TemporalCredentialVersion;
     try {
       next = await readTemporalCredentials(this.settings);
@@ -163,9 +167,10 @@ export class TemporalCredentials implements experimental.CertificateProvider {
       this.log(`Temporal credentials not reloaded, the ones in use are kept: ${(err as Error).message}`);
       return;
     }
+    if (this.closed) return;
     const before = this.current;
     const change: CredentialChange = {
-      certificates: !same(before.ca, next.ca) || !same(before.cert, next.cert) || !same(before.key, next.key),
+      certificates: !sameCertificates(before, next),
       apiKey: before.apiKey !== next.apiKey,
     };
     if (!change.certificates && !change.apiKey) return;
@@ -179,12 +184,16 @@ export class TemporalCredentials implements experimental.CertificateProvider {
     for (const listener of this.changeListeners) await listener(change);
   }
 
+  /** Stops following the files; a check in flight changes nothing after this. */
   close(): void {
+    this.closed = true;
     this.watched?.close();
   }
 
   private caUpdate(): experimental.CaCertificateUpdate {
-    return { caCertificate: this.current.ca ?? Buffer.from(rootCertificates.join('\n')) };
+    // Without a CA file, none is given, so Node's defaults apply (NODE_EXTRA_CA_CERTS and --use-openssl-ca included);
+    // grpc-js hands the value to tls.createSecureContext as is.
+    return { caCertificate: this.current.ca as Buffer };
   }
 
   private identityUpdate(): experimental.IdentityCertificateUpdate | null {
@@ -194,14 +203,14 @@ export class TemporalCredentials implements experimental.CertificateProvider {
 
   addCaCertificateListener(listener: CaListener): void {
     this.caListeners.add(listener);
-    listener(this.caUpdate());
+    process.nextTick(listener, this.caUpdate());
   }
   removeCaCertificateListener(listener: CaListener): void {
     this.caListeners.delete(listener);
   }
   addIdentityCertificateListener(listener: IdentityListener): void {
     this.identityListeners.add(listener);
-    listener(this.identityUpdate());
+    process.nextTick(listener, this.identityUpdate());
   }
   removeIdentityCertificateListener(listener: IdentityListener): void {
     this.identityListeners.delete(listener);
@@ -209,3 +218,7 @@ export class TemporalCredentials implements experimental.CertificateProvider {
 }
 
 const same = (a: Buffer | undefined, b: Buffer | undefined) => (a && b ? a.equals(b) : a === b);
+
+/** Whether two versions have the same CA, certificate and key. */
+export const sameCertificates = (a: TemporalCredentialVersion, b: TemporalCredentialVersion) =>
+  same(a.ca, b.ca) && same(a.cert, b.cert) && same(a.key, b.key);

@@ -36,7 +36,7 @@ export const TemporalSettingsSchema = z.object({
     .string()
     .min(1)
     .optional()
-    .describe('CA certificate file of the Temporal server; unset: system CAs'),
+    .describe("CA certificate file of the Temporal server; unset: Node's default CAs"),
   TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional().describe('TLS server name override (SNI)'),
   TEMPORAL_API_KEY: z.string().min(1).optional().describe('Temporal Cloud API key (implies TLS)'),
   TEMPORAL_API_KEY_FILE: z

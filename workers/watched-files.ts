@@ -37,6 +37,7 @@ export async function watchFiles(
   let seen = await fingerprint(paths);
   let running: Promise<void> | undefined;
   let again = false;
+  let closed = false;
   const runCheck = async (): Promise<void> => {
     const now = await fingerprint(paths);
     if (now === seen) return;
@@ -44,6 +45,7 @@ export async function watchFiles(
     await onChange();
   };
   const check = (): Promise<void> => {
+    if (closed) return Promise.resolve();
     if (running) {
       again = true;
       return running;
@@ -80,6 +82,7 @@ export async function watchFiles(
   return {
     check,
     close: () => {
+      closed = true;
       clearInterval(poll);
       clearTimeout(settle);
       for (const w of watchers) w.close();

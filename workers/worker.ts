@@ -10,6 +10,7 @@ import { QUERY_TIMEOUT_MS, statusQuery, type RolloutStatusView } from '../workfl
 import { activitySettings, loadConfig, type WorkerConfig } from './config';
 import { SettingsError } from './temporal-settings';
 import { TemporalCredentials } from './temporal-credentials';
+import { NativeConnectionFollower } from './native-connection';
 import { KeelsonMetrics, serveMetrics, type GaugeSources } from './metrics';
 import { cachedWorkflowsFor, memoryLimitBytes } from './sizing';
 import { deploymentOptions, followVersion, workerVersion, type VersionState, type WorkflowSource } from './versioning';
@@ -99,7 +100,7 @@ export async function startWorker(config: WorkerConfig): Promise<RunningWorker> 
     shutdownGraceTime: `${config.KEELSON_SHUTDOWN_GRACE_SECONDS}s`,
   });
   const metricsServer = await serveMetrics(metrics, config.KEELSON_METRICS_ADDRESS, readiness);
-  const replaced = followCredentials(worker, credentials);
+  const follower = new NativeConnectionFollower(worker, credentials, log);
   await credentials.watch();
   return {
     worker,
@@ -110,48 +111,13 @@ export async function startWorker(config: WorkerConfig): Promise<RunningWorker> 
     metricsServer,
     async close() {
       credentials.close();
+      await follower.close();
       workloads.stop();
       await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       await clientConnection.close();
-      await replaced.closeAll();
       await worker.connection!.close();
     },
   };
-}
-
-/** The time a replaced connection is kept open, so the long polls it carries (about a minute) end on it. */
-const REPLACED_CONNECTION_GRACE_MS = 90_000;
-
-/**
- * Makes the worker follow its credentials: a new API key is set on its connection in place; new certificates need a
- * new connection (the native one fixes its TLS when it connects), which the worker switches to. A new connection that
- * cannot connect leaves the worker on the one it has, reported; the old one is closed once its polls are over.
- */
-function followCredentials(worker: Worker, credentials: TemporalCredentials): { closeAll(): Promise<void> } {
-  const retiring = new Set<NativeConnection>();
-  const retire = async (old: NativeConnection) => {
-    retiring.delete(old);
-    await old.close().catch((err: unknown) => log(`closing a replaced Temporal connection: ${String(err)}`));
-  };
-  credentials.onChange(async (change) => {
-    const current = worker.connection!;
-    if (!change.certificates) {
-      await current.setApiKey(credentials.version.apiKey ?? '');
-      return;
-    }
-    let next: NativeConnection;
-    try {
-      next = await NativeConnection.connect(credentials.nativeOptions());
-    } catch (err) {
-      log(`the worker stays on its Temporal connection: a new one with the new certificates failed: ${String(err)}`);
-      return;
-    }
-    worker.connection = next;
-    retiring.add(current);
-    setTimeout(() => void retire(current), REPLACED_CONNECTION_GRACE_MS).unref();
-    log('the worker now polls Temporal on a connection with the new certificates');
-  });
-  return { closeAll: async () => void (await Promise.all([...retiring].map(retire))) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import http2 from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { KeyPair } from './certificates';
 import { pem } from './certificates';
@@ -26,6 +26,8 @@ export interface GrpcTlsProxy {
   accept: { subjects: string[]; apiKeys: string[] };
   /** Ends every open connection (its clients must connect again). */
   dropConnections(): void;
+  /** While true, new connections are closed before their TLS handshake (a front that is down). */
+  refuseConnections: boolean;
   close(): Promise<void>;
 }
 
@@ -35,16 +37,28 @@ const forwarded = (headers: http2.IncomingHttpHeaders) =>
   Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP.has(name)));
 
 const GRPC_UNAUTHENTICATED = '16';
+const GRPC_UNAVAILABLE = '14';
 
 export async function grpcTlsProxy(target: string, server: KeyPair, clientCa: KeyPair): Promise<GrpcTlsProxy> {
-  const upstream = http2.connect(`http://${target}`);
-  upstream.on('error', () => undefined);
+  // The server ends its connections now and then (their maximum age): the next call opens another.
+  let upstream: http2.ClientHttp2Session | undefined;
+  const toServer = () => {
+    if (!upstream || upstream.closed || upstream.destroyed) {
+      upstream = http2.connect(`http://${target}`);
+      upstream.on('error', () => undefined);
+      upstream.on('goaway', () => (upstream = undefined));
+    }
+    return upstream;
+  };
   const front = http2.createSecureServer({
     cert: pem(server.cert),
     key: pem(server.key),
     ca: pem(clientCa.cert),
     requestCert: true,
     rejectUnauthorized: true,
+  });
+  front.on('connection', (socket: Socket) => {
+    if (proxy.refuseConnections) socket.destroy();
   });
   const sessions = new Set<http2.ServerHttp2Session>();
   front.on('session', (session) => {
@@ -56,10 +70,11 @@ export async function grpcTlsProxy(target: string, server: KeyPair, clientCa: Ke
     address: '',
     calls: [],
     accept: { subjects: [], apiKeys: [] },
+    refuseConnections: false,
     dropConnections: () => sessions.forEach((s) => s.destroy()),
     close: async () => {
       proxy.dropConnections();
-      upstream.close();
+      upstream?.close();
       await new Promise<void>((resolve) => front.close(() => resolve()));
     },
   };
@@ -70,19 +85,26 @@ export async function grpcTlsProxy(target: string, server: KeyPair, clientCa: Ke
     const path = String(headers[':path']);
     const passed = proxy.accept.subjects.includes(subject) && proxy.accept.apiKeys.includes(apiKey);
     proxy.calls.push({ subject, apiKey, path, passed });
-    if (!passed) {
+    const fail = (status: string, message: string) =>
       stream.respond(
-        {
-          ':status': 200,
-          'content-type': 'application/grpc',
-          'grpc-status': GRPC_UNAUTHENTICATED,
-          'grpc-message': `refused: subject ${subject || '(none)'} with ${apiKey ? 'an API key not accepted' : 'no API key'}`,
-        },
+        { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': status, 'grpc-message': message },
         { endStream: true },
+      );
+    if (!passed) {
+      fail(
+        GRPC_UNAUTHENTICATED,
+        `refused: subject ${subject || '(none)'}, API key ${apiKey ? 'not accepted' : 'absent'}`,
       );
       return;
     }
-    const call = upstream.request({ ':method': 'POST', ':path': path, ...forwarded(headers) });
+    let call: http2.ClientHttp2Stream;
+    try {
+      call = toServer().request({ ':method': 'POST', ':path': path, ...forwarded(headers) });
+    } catch (err) {
+      upstream = undefined;
+      fail(GRPC_UNAVAILABLE, `the server connection failed: ${String(err)}`);
+      return;
+    }
     call.on('error', () => stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR));
     stream.on('close', () => call.close());
     stream.pipe(call);

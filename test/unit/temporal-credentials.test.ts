@@ -26,6 +26,11 @@ function file(name: string, content: string | Buffer): string {
 
 const settings = (env: Record<string, string>) => loadSettings(TemporalSettingsSchema, 'worker', env);
 
+test('one copy of grpc-js: the credentials Keelson makes are the class the Temporal client checks them against', () => {
+  const fromClient = require.resolve('@grpc/grpc-js', { paths: [require.resolve('@temporalio/client')] });
+  expect(fromClient).toBe(require.resolve('@grpc/grpc-js'));
+});
+
 test('the API key comes from one source: both TEMPORAL_API_KEY and TEMPORAL_API_KEY_FILE are refused, naming them', () => {
   expect(() => settings({ TEMPORAL_API_KEY: 'k', TEMPORAL_API_KEY_FILE: '/x' })).toThrow(
     'TEMPORAL_API_KEY_FILE="/x": set either TEMPORAL_API_KEY or TEMPORAL_API_KEY_FILE, not both',
