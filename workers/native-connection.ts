@@ -79,6 +79,7 @@ export class NativeConnectionFollower {
       else if (want.apiKey !== this.held.apiKey) {
         await this.worker.connection!.setApiKey(want.apiKey ?? '');
         this.held = want;
+        this.log('the worker now calls Temporal with the new API key');
       }
       this.pauseMs = RETRY_MS.first;
     } catch (err) {

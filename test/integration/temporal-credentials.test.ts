@@ -115,8 +115,10 @@ test('the worker and the client follow rotated Temporal certificates and API key
   await rolloutCompletes('tc-first');
   expect(callsSince(0)).toEqual({ passed: ['keelson-first key-one'], refused: [] });
 
-  // A new certificate and API key while the front is down: the worker's new connection fails and is tried again.
+  // A new certificate and API key, which the front accepts beside the old ones (as a server does during a rotation),
+  // arrive while the front is down: the worker's new connection fails and is tried again.
   let mark = logged.length;
+  proxy.accept = { subjects: ['keelson-first', 'keelson-second'], apiKeys: ['key-one', 'key-two'] };
   proxy.refuseConnections = true;
   volume.update(files(second, 'key-two'));
   await bothLogged('reloaded the Temporal certificates and API key', mark);
@@ -130,7 +132,7 @@ test('the worker and the client follow rotated Temporal certificates and API key
       expect(logged.slice(mark).join('\n')).toContain('now polls Temporal on a connection with the new certificates'),
     90_000,
   );
-  // Only now does the front take the new credentials alone; every connection must be made again.
+  // Only now does the front take the new credentials alone, and every connection must be made again.
   proxy.accept = { subjects: ['keelson-second'], apiKeys: ['key-two'] };
   let calls = proxy.calls.length;
   proxy.dropConnections();
@@ -156,9 +158,12 @@ test('the worker and the client follow rotated Temporal certificates and API key
 
   // The API key alone: set in place on the worker's connection, read at the next call by the client.
   mark = logged.length;
+  proxy.accept = { subjects: ['keelson-second'], apiKeys: ['key-two', 'key-three'] };
   volume.update(files(second, 'key-three'));
   await bothLogged('reloaded the Temporal API key', mark);
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  await eventually('the worker to set the key', () =>
+    expect(logged.slice(mark).join('\n')).toContain('the worker now calls Temporal with the new API key'),
+  );
   proxy.accept = { subjects: ['keelson-second'], apiKeys: ['key-three'] };
   calls = proxy.calls.length;
   proxy.dropConnections();
