@@ -30,6 +30,7 @@ let proxy: GrpcTlsProxy;
 let volume: SecretVolume;
 let keelson: InProcessKeelson;
 let client: KeelsonClient;
+let stopped = false;
 const logged: string[] = [];
 const stderrWrite = process.stderr.write.bind(process.stderr);
 
@@ -97,7 +98,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await client?.close();
-  await keelson?.stop();
+  if (!stopped) await keelson?.stop();
   await proxy?.close();
   for (const n of nodes) await core.deleteNode({ name: n }).catch(() => undefined);
   await core.deleteNamespace({ name: namespace }).catch(() => undefined);
@@ -179,4 +180,18 @@ test('the worker and the client follow rotated Temporal certificates and API key
   proxy.dropConnections();
   await rolloutCompletes('tc-fourth');
   expect(callsSince(calls)).toEqual({ passed: ['keelson-second key-three'], refused: [] });
+
+  // The worker stops cleanly while a new connection keeps failing: no switch after its stop, nothing left running.
+  mark = logged.length;
+  proxy.refuseConnections = true;
+  volume.update(files(first, 'key-three'));
+  await eventually('a new connection to fail', () =>
+    expect(logged.slice(mark).join('\n')).toContain('a new one with the new credentials failed'),
+  );
+  await keelson.stop();
+  stopped = true;
+  proxy.refuseConnections = false;
+  const stoppedAt = logged.length;
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  expect(logged.slice(stoppedAt).filter((l) => l.startsWith('keelson worker:'))).toEqual([]);
 });

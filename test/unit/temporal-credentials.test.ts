@@ -121,3 +121,31 @@ test('a reload hands a new version to grpc-js and to change listeners, says what
     `Temporal credentials not reloaded, the ones in use are kept: TEMPORAL_TLS_CERT="${certPath}"`,
   );
 });
+
+test('a change between reading the first version and starting the watch is still taken', async () => {
+  const apiKeyPath = file('gap-api-key', 'before');
+  const credentials = await TemporalCredentials.load(settings({ TEMPORAL_API_KEY_FILE: apiKeyPath }), () => undefined);
+  writeFileSync(apiKeyPath, 'after');
+  await credentials.watch();
+  expect(credentials.version.apiKey).toBe('after');
+  credentials.close();
+  writeFileSync(apiKeyPath, 'after close');
+  await credentials.reload();
+  expect(credentials.version.apiKey).toBe('after');
+});
+
+test("without a CA file grpc-js is given no CA, so Node's defaults (NODE_EXTRA_CA_CERTS included) apply", async () => {
+  const credentials = await TemporalCredentials.load(settings({ TEMPORAL_API_KEY: 'k' }), () => undefined);
+  const updates = await new Promise<experimental.CaCertificateUpdate | null>((resolve) =>
+    credentials.addCaCertificateListener(resolve),
+  );
+  expect(updates).toEqual({ caCertificate: undefined });
+  const withCa = await TemporalCredentials.load(
+    settings({ TEMPORAL_TLS_CA: file('gap-ca.pem', pem(ca.cert)) }),
+    () => undefined,
+  );
+  const given = await new Promise<experimental.CaCertificateUpdate | null>((resolve) =>
+    withCa.addCaCertificateListener(resolve),
+  );
+  expect(given?.caCertificate?.equals(pem(ca.cert))).toBe(true);
+});
