@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { projectRoot, stateDir } from '../../deploy/dev/paths';
+import { projectRoot } from '../../deploy/dev/paths';
 import { buildWorkflowBundle } from '../../deploy/dev/workflow-bundle';
 import type { CompiledWorker } from './fleet';
 
@@ -10,12 +10,12 @@ import type { CompiledWorker } from './fleet';
 // under tsx: tsx transpiles every module at load time and keeps its loader thread, which is neither the start-up
 // nor the memory of a deployed worker.
 //
-// Built once per bench invocation into .keelson/bench-dist (ignored by git, as all of .keelson/ is; never the
-// project's own dist/, which the image build writes). That directory lies inside the checkout, so the compiled
-// modules find node_modules by Node's usual upward search with no path fix. tsc runs incrementally: a second bench
+// Built once per bench invocation into the checkout's .keelson/bench-dist (ignored by git, as all of .keelson/ is;
+// never the project's own dist/, which the image build writes), wherever KEELSON_HOME puts the stack's state: inside
+// the checkout, the compiled modules find node_modules by Node's usual upward search with no path fix. tsc runs incrementally: a second bench
 // on an unchanged tree recompiles nothing.
 
-export const benchDist = path.join(stateDir, 'bench-dist');
+export const benchDist = path.join(projectRoot, '.keelson', 'bench-dist');
 
 function run(file: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
