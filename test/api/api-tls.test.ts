@@ -10,8 +10,8 @@ import { apiClientFor } from '../../client/api-target';
 import { ApiClient, ApiError } from '../../client/http-client';
 import { SettingsError } from '../../workers/temporal-settings';
 import { watchFiles } from '../../workers/watched-files';
-import { pem, selfSigned, signedBy, type KeyPair } from '../harness/certificates';
-import { secretVolume } from '../harness/secret-volume';
+import { pem, selfSigned, signedBy, type KeyPair } from '../../harness/certificates';
+import { secretVolume } from '../../harness/secret-volume';
 
 // The API entry point over TLS, as operators run it: bad TLS settings stop start-up naming the setting and the file;
 // a self-signed certificate serves HTTPS that the client reaches with the CA file and is refused without it; client

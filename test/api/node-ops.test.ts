@@ -1,5 +1,5 @@
 import { CoreV1Api } from '@kubernetes/client-node';
-import { kubeClients } from '../harness/kube';
+import { kubeClients } from '../../harness/kube';
 import { caller } from './http';
 import { eventually, manifest, SCOPED, startTestKeelson, type TestKeelson } from './stack';
 

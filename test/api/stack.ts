@@ -11,8 +11,8 @@ import { KeelsonClient } from '../../client';
 import { unnamedToken, type ApiToken } from '../../model/access';
 import { activitySettings, loadConfig } from '../../workers/config';
 import { imagePolicyOf } from '../../workers/image-policy-settings';
-import { kubeClients, testNamespace } from '../harness/kube';
-import { testWorkflowBundlePath } from '../harness/workflow-bundle';
+import { kubeClients, testNamespace } from '../../harness/kube';
+import { testWorkflowBundlePath } from '../../harness/workflow-bundle';
 import YAML from 'yaml';
 import { skyhook, type PackageDef } from '../../deploy/dev/sim-manifests';
 
@@ -142,4 +142,4 @@ export function manifest(name: string, nodes: string[], packages: Record<string,
   return YAML.stringify(skyhook({ name, nodes, packages }));
 }
 
-export { eventually } from '../harness/wait';
+export { eventually } from '../../harness/wait';

@@ -1,6 +1,6 @@
 import { KubeConfig, RbacAuthorizationV1Api, type V1Job } from '@kubernetes/client-node';
 import { nodeWorkflowId } from '../../model/workflow-ids';
-import { kubeClients, standInController, testNamespace } from '../harness/kube';
+import { kubeClients, standInController, testNamespace } from '../../harness/kube';
 import {
   createFakeNodes,
   eventually,

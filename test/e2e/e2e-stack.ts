@@ -13,7 +13,7 @@ import { KeelsonClient } from '../../client';
 import { unnamedToken } from '../../model/access';
 import { fakeNode } from '../../deploy/dev/nodes';
 import { stackEnv } from '../../deploy/dev/stack';
-import { testWorkflowBundlePath } from '../harness/workflow-bundle';
+import { testWorkflowBundlePath } from '../../harness/workflow-bundle';
 
 // One e2e test file's own Keelson, driven only the way a user drives it: the real worker entry point
 // (workers/worker.ts) as a child process that a test may SIGKILL and start again, the real API on a free port, and
@@ -57,8 +57,8 @@ async function freePort(): Promise<number> {
   });
 }
 
-export { eventually, sleep } from '../harness/wait';
-import { eventually, sleep } from '../harness/wait';
+export { eventually, sleep } from '../../harness/wait';
+import { eventually, sleep } from '../../harness/wait';
 
 export class E2E {
   readonly cluster: string;

@@ -1,6 +1,6 @@
 import type { V1Job } from '@kubernetes/client-node';
 import { initialBatchState } from '../../model';
-import { standInController } from '../harness/kube';
+import { standInController } from '../../harness/kube';
 import { useE2E, jobNodeName, skyhook, type StatusJson } from './e2e-stack';
 
 // §7 deployment-policy: legacy-compatibility, linear-strategy, multi-compartment, overlapping-selectors,

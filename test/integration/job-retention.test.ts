@@ -4,7 +4,7 @@ import { STAGES, type Stage } from '../../model';
 import { loadConfig } from '../../workers/config';
 import { SettingsError } from '../../workers/temporal-settings';
 import { nodeWorkflowId } from '../../model/workflow-ids';
-import { kubeClients, testNamespace } from '../harness/kube';
+import { kubeClients, testNamespace } from '../../harness/kube';
 import {
   createFakeNodes,
   entryIn,

@@ -3,7 +3,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
 import { RUN_ANNOTATION, stageJobName } from '../../model';
 import type { RunStageInput } from '../../activities/contract';
-import { until, useTestNamespace } from '../harness/kube';
+import { until, useTestNamespace } from '../../harness/kube';
 import { laggingActivities, pkg, ROLLOUT, stageInput, testActivities } from './activity-env';
 
 const env = testActivities('placeholder');

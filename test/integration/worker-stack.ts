@@ -14,7 +14,7 @@ import {
 import { loadConfig } from '../../workers/config';
 import { startWorker, type RunningWorker } from '../../workers/worker';
 import { eventually } from '../e2e/e2e-stack';
-import { testWorkflowBundlePath } from '../harness/workflow-bundle';
+import { testWorkflowBundlePath } from '../../harness/workflow-bundle';
 import { skyhook, type PackageDef } from '../../deploy/dev/sim-manifests';
 
 export { eventually };

@@ -7,9 +7,9 @@ import path from 'node:path';
 import { RolloutSpecSchema, type RolloutSpec } from '../../model';
 import { searchAttributeKeys } from '../../workflows/search-attributes';
 import { FakeCluster } from './fake-cluster';
-import { testWorkflowBundle, type WorkflowBundle } from '../harness/workflow-bundle';
+import { testWorkflowBundle, type WorkflowBundle } from '../../harness/workflow-bundle';
 
-// A real Temporal dev server per test file, the run's workflow bundle (test/harness/workflow-bundle.ts), and a worker
+// A real Temporal dev server per test file, the run's workflow bundle (harness/workflow-bundle.ts), and a worker
 // per test.
 
 let runtimeInstalled = false;
@@ -84,7 +84,7 @@ export function rolloutSpec(
   });
 }
 
-export { eventually, sleep } from '../harness/wait';
+export { eventually, sleep } from '../../harness/wait';
 
 /** Writes a run's history as a replay fixture when KEELSON_RECORD_HISTORIES is set. */
 export async function recordHistory(

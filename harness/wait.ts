@@ -1,7 +1,7 @@
 // Waiting for asynchronous progress, at every test level: a check polled until it passes. A timeout reports the
 // check's last failure, and what was awaited when it is named.
 
-import { sleep } from '../../deploy/dev/processes';
+import { sleep } from '../deploy/dev/processes';
 
 const POLL_MS = 200;
 
