@@ -17,7 +17,7 @@ import { apiserverUrl, ports } from '../../deploy/dev/cluster';
 import { temporalAddress } from '../../deploy/dev/temporal';
 import { fakeNode } from '../../deploy/dev/nodes';
 import { buildWorkflowBundle } from '../../deploy/dev/workflow-bundle';
-import { sleep } from '../../deploy/dev/processes';
+import { eventually, sleep } from '../../harness/wait';
 import { processRssKb } from './machine';
 
 // What the bench and the fault tests share: a Keelson worker process of their own (its own cluster name, task
@@ -157,12 +157,16 @@ export class Fleet {
 
   /** Waits until the current worker process has created its Worker (its log shows one start line per start). */
   async untilWorkerStarted(timeoutMs = 120_000): Promise<void> {
-    const end = Date.now() + timeoutMs;
-    while (Date.now() < end) {
-      const text = fs.existsSync(this.workerLog) ? fs.readFileSync(this.workerLog, 'utf8') : '';
-      if ((text.match(/keelson worker: task queue/g) ?? []).length >= this.workerStarts) return;
-      await sleep(250);
-    }
+    await eventually(
+      'the worker started',
+      () => {
+        const text = fs.existsSync(this.workerLog) ? fs.readFileSync(this.workerLog, 'utf8') : '';
+        const starts = (text.match(/keelson worker: task queue/g) ?? []).length;
+        if (starts < this.workerStarts) throw new Error(`${starts} of ${this.workerStarts} starts logged`);
+      },
+      timeoutMs,
+      250,
+    ).catch(() => undefined); // pacing only: a worker slow to start is killed after the period all the same
   }
 
   /** SIGKILL: no shutdown, no activity cancellation, as when a pod is OOM-killed or a machine dies. */
@@ -227,16 +231,19 @@ export class Fleet {
       names.push(name);
       this.ownNodes.push(name);
     }
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const list = await this.core.listNode({ labelSelector: `${BENCH_LABEL}=${this.cluster}` });
-      const ready = list.items.filter((n) =>
-        (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
-      );
-      if (ready.length >= count) return names;
-      if (Date.now() > end) throw new Error(`only ${ready.length} of ${count} fake nodes Ready`);
-      await sleep(500);
-    }
+    await eventually(
+      'fake nodes Ready',
+      async () => {
+        const list = await this.core.listNode({ labelSelector: `${BENCH_LABEL}=${this.cluster}` });
+        const ready = list.items.filter((n) =>
+          (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+        );
+        if (ready.length < count) throw new Error(`only ${ready.length} of ${count} fake nodes Ready`);
+      },
+      timeoutMs,
+      500,
+    );
+    return names;
   }
 
   /** Labels the given nodes so that a rollout's selector picks exactly them. */
@@ -273,20 +280,16 @@ export class Fleet {
    * Not part of the makespan: it proves the rollout workflow agrees with what its nodes show.
    */
   async untilStatusComplete(name: string, timeoutMs: number): Promise<number> {
-    const end = Date.now() + timeoutMs;
-    let last = '';
-    for (;;) {
-      try {
+    return eventually(
+      `rollout ${name}: its status complete as its nodes are`,
+      async () => {
         const s = await this.keelson!.rolloutStatus(name);
-        last = `${s.status} ${s.completeNodes}`;
-        if (s.status === 'complete') return Date.now();
-      } catch (err) {
-        last = err instanceof Error ? err.message : String(err);
-      }
-      if (Date.now() > end)
-        throw new Error(`rollout ${name}: nodes complete, its status not after ${timeoutMs / 1000}s (last: ${last})`);
-      await sleep(1000);
-    }
+        if (s.status !== 'complete') throw new Error(`${s.status} ${s.completeNodes}`);
+        return Date.now();
+      },
+      timeoutMs,
+      1000,
+    );
   }
 
   /** History length of every workflow on this fleet's task queue. */
