@@ -10,7 +10,8 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { KeelsonClient } from '../../client';
 import { ClientSettingsSchema } from '../../client/settings';
-import { nodeMetadataKeys, parseRolloutDocuments, type RolloutSpec } from '../../model';
+import { nodeMetadataKeys, type RolloutSpec } from '../../model';
+import { parsedRollouts } from '../../harness/manifests';
 import { ensurePki } from '../../deploy/dev/pki';
 import { kubeconfigPath, projectRoot, stateDir } from '../../deploy/dev/paths';
 import { apiserverUrl, ports } from '../../deploy/dev/cluster';
@@ -268,10 +269,9 @@ export class Fleet {
   }
 
   async startRollout(manifest: Record<string, unknown>): Promise<RolloutSpec> {
-    const { rollouts, errors } = parseRolloutDocuments([manifest]);
-    if (errors.length > 0 || rollouts.length !== 1) throw new Error(`bad bench manifest: ${JSON.stringify(errors)}`);
-    await this.keelson!.startRollout(rollouts[0]!);
-    return rollouts[0]!;
+    const [rollout] = parsedRollouts([manifest]);
+    await this.keelson!.startRollout(rollout!);
+    return rollout!;
   }
 
   /**

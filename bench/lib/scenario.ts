@@ -1,5 +1,5 @@
 import { runningPid } from '../../deploy/dev/processes';
-import { skyhook } from '../../deploy/dev/sim-manifests';
+import { skyhook } from '../../harness/manifests';
 import { nodeMetadataKeys } from '../../model';
 import { CpuMeter, perNodeStage, stackRoles } from './cpu';
 import {

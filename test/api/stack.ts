@@ -13,8 +13,6 @@ import { activitySettings, loadConfig } from '../../workers/config';
 import { imagePolicyOf } from '../../workers/image-policy-settings';
 import { kubeClients, testNamespace } from '../../harness/kube';
 import { testWorkflowBundlePath } from '../../harness/workflow-bundle';
-import YAML from 'yaml';
-import { skyhook, type PackageDef } from '../../deploy/dev/sim-manifests';
 
 // One test file's own Keelson: a real worker (the real workflows and Kubernetes activities) on a task queue and
 // cluster name of its own, the real API on a free port, against the local stack's Temporal server and cluster.
@@ -135,11 +133,6 @@ export async function startTestKeelson(
       await core.deleteNamespace({ name: namespace }).catch(() => undefined);
     },
   };
-}
-
-/** A Skyhook manifest (YAML) that targets the given fake nodes by hostname. */
-export function manifest(name: string, nodes: string[], packages: Record<string, PackageDef>): string {
-  return YAML.stringify(skyhook({ name, nodes, packages }));
 }
 
 export { eventually } from '../../harness/wait';

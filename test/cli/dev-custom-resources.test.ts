@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { kubeconfigPath, toolPaths } from '../../deploy/dev/paths';
 import { logFile, runningPid, stopDetached } from '../../deploy/dev/processes';
-import { skyhook } from '../../deploy/dev/sim-manifests';
+import { skyhook } from '../../harness/manifests';
 import type { RolloutResource } from '../../controller/resources';
 import { kubeClients, until } from '../../harness/kube';
 

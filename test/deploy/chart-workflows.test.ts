@@ -6,10 +6,10 @@ import {
   eventually,
   InProcessKeelson,
   nodeEntry,
-  rolloutSpecOf,
   stageState,
   Timeline,
 } from '../integration/worker-stack';
+import { rolloutSpecOf } from '../../harness/manifests';
 import { applyChart, jobsNamespaceOf, removeChart, serviceAccountKubeconfig, workerServiceAccount } from './chart-env';
 
 // Whole workflows under the chart's RBAC: the chart is applied to the local RBAC apiserver, and a whole worker

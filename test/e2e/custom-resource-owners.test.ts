@@ -1,7 +1,7 @@
 import { ConflictError, NotFoundError } from '../../client';
 import { ROLLOUT_WORKFLOW_TYPE } from '../../client/rollouts';
 import { CONTROLLER_ACTOR } from '../../model/custom-resource/ownership';
-import { parseRolloutDocuments } from '../../model/manifests/parse-documents';
+import { parsedRollouts } from '../../harness/manifests';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { API_GROUPS, ROLLOUT_KINDS, type RolloutKind } from '../../model/wire';
 import { pauseSignal, STARTED_BY_MEMO, updateSpecUpdate } from '../../workflows/messages';
@@ -25,7 +25,7 @@ function manifest(kind: RolloutKind, name: string, hello: PackageDef, annotation
   return { ...doc, apiVersion: ROLLOUT_KINDS[kind], kind, metadata };
 }
 
-const specOf = (doc: Record<string, unknown>) => parseRolloutDocuments([doc]).rollouts[0]!;
+const specOf = (doc: Record<string, unknown>) => parsedRollouts([doc])[0]!;
 const plural = (kind: RolloutKind) => `${kind.toLowerCase()}s.${API_GROUPS[kind]}`;
 const handleOf = (name: string) => driver.keelson.ctx.client.workflow.getHandle(rolloutWorkflowId(e2e.cluster, name));
 const rolloutComplete = (name: string) =>

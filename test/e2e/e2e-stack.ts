@@ -31,7 +31,7 @@ export interface CliResult {
   stderr: string;
 }
 
-export { skyhook, type PackageDef, type SkyhookDef } from '../../deploy/dev/sim-manifests';
+export { skyhook, type PackageDef, type SkyhookDef } from '../../harness/manifests';
 
 export interface PackageEntry {
   name: string;

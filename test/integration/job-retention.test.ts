@@ -11,11 +11,11 @@ import {
   eventually,
   InProcessKeelson,
   nodeEntry,
-  rolloutSpecOf,
   stageState,
   Timeline,
   type Seen,
 } from './worker-stack';
+import { rolloutSpecOf } from '../../harness/manifests';
 import { STAGE_DEADLINE_GRACE_SECONDS } from '../../workflows/node/stage-run';
 
 // Job retention and the default stage timeout, as a deployment sets them: a whole worker (workers/worker.ts

@@ -4,18 +4,11 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { KeelsonClient } from '../../client';
 import { ClientSettingsSchema } from '../../client/settings';
 import { fakeNode } from '../../deploy/dev/nodes';
-import {
-  decodeNodeState,
-  parseRolloutDocuments,
-  workflowIdPrefix,
-  type PackageEntry,
-  type RolloutSpec,
-} from '../../model';
+import { decodeNodeState, workflowIdPrefix, type PackageEntry } from '../../model';
 import { loadConfig } from '../../workers/config';
 import { startWorker, type RunningWorker } from '../../workers/worker';
 import { eventually } from '../e2e/e2e-stack';
 import { testWorkflowBundlePath } from '../../harness/workflow-bundle';
-import { skyhook, type PackageDef } from '../../deploy/dev/sim-manifests';
 
 export { eventually };
 
@@ -49,19 +42,6 @@ export async function createFakeNodes(
     60_000,
   );
   return names;
-}
-
-/** A Skyhook manifest on the given nodes (packages at 1.0.0 unless given), read through the parser the CLI and API use. */
-export function rolloutSpecOf(
-  name: string,
-  nodes: string[],
-  packages: Record<string, Omit<PackageDef, 'version'> & { version?: string }>,
-  options: { runtimeRequired?: boolean } = {},
-): RolloutSpec {
-  const versioned = Object.fromEntries(Object.entries(packages).map(([pkg, p]) => [pkg, { version: '1.0.0', ...p }]));
-  const parsed = parseRolloutDocuments([skyhook({ name, nodes, packages: versioned, ...options })]);
-  if (parsed.errors.length > 0) throw new Error(JSON.stringify(parsed.errors));
-  return parsed.rollouts[0]!;
 }
 
 const annotationOf = (rollout: string) => `skyhook.nvidia.com/nodeState_${rollout}`;

@@ -4,7 +4,6 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { RolloutSpecSchema, type RolloutSpec } from '../../model';
 import { searchAttributeKeys } from '../../workflows/search-attributes';
 import { FakeCluster } from './fake-cluster';
 import { testWorkflowBundle, type WorkflowBundle } from '../../harness/workflow-bundle';
@@ -68,22 +67,7 @@ export async function withWorker<T>(
   return worker.runUntil(fn(taskQueue).finally(() => (cluster.stopped = true)));
 }
 
-export function rolloutSpec(
-  name: string,
-  spec: Record<string, unknown>,
-  policy: RolloutSpec['policy'] = null,
-): RolloutSpec {
-  return RolloutSpecSchema.parse({
-    name,
-    kind: 'Skyhook',
-    paused: false,
-    disabled: false,
-    spec,
-    policy,
-    resetBatchStateOnCompletion: false,
-  });
-}
-
+export { rolloutSpec } from '../../harness/manifests';
 export { eventually, sleep } from '../../harness/wait';
 
 /** Writes a run's history as a replay fixture when KEELSON_RECORD_HISTORIES is set. */
