@@ -1,7 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { BatchV1Api, CoreV1Api, KubeConfig, Watch, type V1Job, type V1Node, type V1Pod } from '@kubernetes/client-node';
@@ -13,12 +11,14 @@ import { ClientSettingsSchema } from '../../client/settings';
 import { nodeMetadataKeys, type RolloutSpec } from '../../model';
 import { parsedRollouts } from '../../harness/manifests';
 import { ensurePki } from '../../deploy/dev/pki';
-import { kubeconfigPath, projectRoot, stateDir } from '../../deploy/dev/paths';
+import { kubeconfigPath, stateDir } from '../../deploy/dev/paths';
 import { apiserverUrl, ports } from '../../deploy/dev/cluster';
 import { temporalAddress } from '../../deploy/dev/temporal';
-import { fakeNode } from '../../deploy/dev/nodes';
 import { buildWorkflowBundle } from '../../deploy/dev/workflow-bundle';
+import { createFakeNodes } from '../../harness/fake-nodes';
 import { eventually, sleep } from '../../harness/wait';
+import { freePort, WorkerProcess } from '../../harness/worker-process';
+import { keelsonNames, workerSettings } from '../../harness/worker-settings';
 import { processRssKb } from './machine';
 
 // What the bench and the fault tests share: a Keelson worker process of their own (its own cluster name, task
@@ -30,16 +30,7 @@ const countRequests = path.join(__dirname, 'count-requests.cjs');
 
 export { sleep };
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
+export { freePort };
 
 export interface FleetOptions {
   /** Short name: the cluster name, task queue and namespace derive from it. */
@@ -72,8 +63,7 @@ export class Fleet {
   readonly dir: string;
   keelson?: KeelsonClient;
   temporal?: Client;
-  worker?: ChildProcess;
-  private workerExit?: Promise<void>;
+  worker?: WorkerProcess;
   private workerStarts = 0;
   private workflowBundle?: string;
   private peakRssKb = 0;
@@ -81,9 +71,7 @@ export class Fleet {
   private rssTimer?: NodeJS.Timeout;
 
   constructor(readonly opts: FleetOptions) {
-    this.cluster = opts.id;
-    this.taskQueue = `keelson-${opts.id}`;
-    this.namespace = opts.id;
+    ({ cluster: this.cluster, taskQueue: this.taskQueue, namespace: this.namespace } = keelsonNames(opts.id));
     this.temporalAddress = opts.temporalAddress ?? temporalAddress;
     this.kc.loadFromFile(kubeconfigPath);
     this.core = this.kc.makeApiClient(CoreV1Api);
@@ -116,36 +104,24 @@ export class Fleet {
   /** The real worker entry point as a child process, with the request counter preloaded. */
   async startWorker(): Promise<number> {
     const n = this.workerStarts++;
-    const log = fs.createWriteStream(path.join(this.dir, 'worker.log'), { flags: 'a' });
-    const entry = this.opts.compiledWorker
-      ? [this.opts.compiledWorker.script]
-      : ['--import', 'tsx', path.join(projectRoot, 'workers', 'worker.ts')];
-    const child = spawn(process.execPath, ['--require', countRequests, ...entry], {
-      cwd: projectRoot,
+    const place = {
+      temporalAddress: this.temporalAddress,
+      kubeconfig: kubeconfigPath,
+      metricsAddress: `127.0.0.1:${await freePort()}`,
+      workflowBundle: this.workflowBundle,
+    };
+    this.worker = WorkerProcess.start({
       env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        TEMPORAL_ADDRESS: this.temporalAddress,
-        KUBECONFIG: kubeconfigPath,
-        KEELSON_CLUSTER: this.cluster,
-        KEELSON_TASK_QUEUE: this.taskQueue,
-        KEELSON_NAMESPACE: this.namespace,
-        KEELSON_AGENT_IMAGE: 'registry.example/skyhook/agent:6.4.1',
+        ...workerSettings(this, place),
         KEELSON_JOB_RETENTION_SECONDS: '3600',
-        KEELSON_SHUTDOWN_GRACE_SECONDS: '0',
-        KEELSON_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
-        KEELSON_SDK_METRICS_ADDRESS: 'off',
-        ...(this.workflowBundle && { KEELSON_WORKFLOW_BUNDLE: this.workflowBundle }),
         KEELSON_BENCH_REQUESTS_FILE: path.join(this.dir, `requests-${n}.json`),
         KEELSON_BENCH_APISERVER_PORT: String(ports.apiserver),
         ...this.opts.workerEnv,
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      logFile: this.workerLog,
+      nodeArgs: ['--require', countRequests],
+      compiledScript: this.opts.compiledWorker?.script,
     });
-    child.stdout!.pipe(log);
-    child.stderr!.pipe(log);
-    this.worker = child;
-    this.workerExit = new Promise((resolve) => child.once('exit', () => resolve()));
     if (!this.rssTimer) {
       this.rssTimer = setInterval(() => {
         const rss = this.rssKb();
@@ -153,7 +129,7 @@ export class Fleet {
       }, 500);
       this.rssTimer.unref();
     }
-    return child.pid!;
+    return this.worker.process.pid!;
   }
 
   /** Waits until the current worker process has created its Worker (its log shows one start line per start). */
@@ -172,15 +148,12 @@ export class Fleet {
 
   /** SIGKILL: no shutdown, no activity cancellation, as when a pod is OOM-killed or a machine dies. */
   async killWorker(): Promise<void> {
-    const w = this.worker;
-    if (!w || w.exitCode !== null || w.signalCode !== null) return;
-    w.kill('SIGKILL');
-    await this.workerExit;
+    await this.worker?.kill();
   }
 
   /** VmRSS of the current worker process, in KiB (0 if it is not running). */
   rssKb(): number {
-    return this.worker?.exitCode === null ? processRssKb(this.worker.pid) : 0;
+    return this.worker?.running ? processRssKb(this.worker.process.pid) : 0;
   }
 
   get peakRss(): number {
@@ -203,48 +176,14 @@ export class Fleet {
     return sum;
   }
 
-  /**
-   * Fake kwok nodes of this fleet alone (`<cluster>-NNN`, from deploy/dev/nodes.ts fakeNode), labelled for its
-   * selector, Ready before it returns. Shared nodes (node-000...) would mix in other users' pods, drains and PDBs.
-   * Without the shared nodes' pool, zone and role labels: suites running beside a fault test select by them, and
-   * must not see its nodes reboot.
-   */
+  /** Fake kwok nodes of this fleet alone (`<cluster>-NNN`), labelled for its selector, Ready before it returns. */
   async createNodes(count: number, timeoutMs = 180_000): Promise<string[]> {
-    const names: string[] = [];
-    for (let i = 0; i < count; i++) {
-      const base = fakeNode(i);
-      const name = `${this.cluster}-${String(i).padStart(3, '0')}`;
-      await this.core.createNode({
-        body: {
-          ...base,
-          metadata: {
-            ...base.metadata,
-            name,
-            labels: {
-              'kubernetes.io/hostname': name,
-              'kubernetes.io/os': 'linux',
-              'kubernetes.io/arch': 'amd64',
-              [BENCH_LABEL]: this.cluster,
-            },
-          },
-        },
-      });
-      names.push(name);
-      this.ownNodes.push(name);
-    }
-    await eventually(
-      'fake nodes Ready',
-      async () => {
-        const list = await this.core.listNode({ labelSelector: `${BENCH_LABEL}=${this.cluster}` });
-        const ready = list.items.filter((n) =>
-          (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
-        );
-        if (ready.length < count) throw new Error(`only ${ready.length} of ${count} fake nodes Ready`);
-      },
-      timeoutMs,
-      500,
-    );
-    return names;
+    const defs = Array.from({ length: count }, (_, i) => ({
+      name: `${this.cluster}-${String(i).padStart(3, '0')}`,
+      labels: { 'kubernetes.io/arch': 'amd64', [BENCH_LABEL]: this.cluster },
+    }));
+    this.ownNodes.push(...defs.map((d) => d.name));
+    return createFakeNodes(this.core, defs, `${BENCH_LABEL}=${this.cluster}`, timeoutMs, 500);
   }
 
   /** Labels the given nodes so that a rollout's selector picks exactly them. */
@@ -335,11 +274,7 @@ export class Fleet {
         await this.keelson.deleteRollout(r.name).catch(() => undefined);
     }
     await sleep(1000);
-    if (this.worker && this.worker.exitCode === null && this.worker.signalCode === null) {
-      this.worker.kill('SIGTERM');
-      await Promise.race([this.workerExit, sleep(10_000)]);
-      if (this.worker.exitCode === null) this.worker.kill('SIGKILL');
-    }
+    await this.worker?.stop();
     if (this.rssTimer) clearInterval(this.rssTimer);
     await this.keelson?.close().catch(() => undefined);
     await this.temporal?.connection.close().catch(() => undefined);

@@ -128,7 +128,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
   const fleet = new Fleet({ id, ...o.fleet, ...(server && { temporalAddress: server.address }) });
   const shared = !server && o.fleet?.temporalAddress === undefined;
   const cpu = new CpuMeter({
-    worker: () => fleet.worker?.pid,
+    worker: () => fleet.worker?.process.pid,
     // The shared dev server also serves every other user of the stack: its figure is an upper bound then.
     temporal: () => server?.pid ?? (shared ? runningPid('temporal') : undefined),
     ...stackRoles(),

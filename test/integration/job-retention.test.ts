@@ -6,7 +6,7 @@ import { SettingsError } from '../../workers/temporal-settings';
 import { nodeWorkflowId } from '../../model/workflow-ids';
 import { kubeClients, testNamespace } from '../../harness/kube';
 import {
-  createFakeNodes,
+  createItestNodes,
   entryIn,
   eventually,
   InProcessKeelson,
@@ -97,7 +97,7 @@ async function runBadAndGood(w: InProcessKeelson, node: string, rollout: string)
 
 beforeAll(async () => {
   namespace = await testNamespace(core, 'kret');
-  nodes = await createFakeNodes(core, prefix, 3);
+  nodes = await createItestNodes(core, prefix, 3);
   timeline = new Timeline(kc);
   await timeline.watch('node', '/api/v1/nodes', `keelson.dev/itest=${prefix}`);
   await timeline.watch('job', `/apis/batch/v1/namespaces/${namespace}/jobs`);

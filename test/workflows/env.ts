@@ -1,4 +1,4 @@
-import { Runtime, DefaultLogger, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { randomUUID } from 'node:crypto';
@@ -6,12 +6,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { searchAttributeKeys } from '../../workflows/search-attributes';
 import { FakeCluster } from './fake-cluster';
+import { installTestRuntime } from '../../harness/runtime';
 import { testWorkflowBundle, type WorkflowBundle } from '../../harness/workflow-bundle';
 
 // A real Temporal dev server per test file, the run's workflow bundle (harness/workflow-bundle.ts), and a worker
 // per test.
-
-let runtimeInstalled = false;
 
 export function requireBinary(variable: 'TEMPORAL_CLI_PATH' | 'TEMPORAL_TEST_SERVER_PATH'): string {
   const p = process.env[variable];
@@ -26,10 +25,7 @@ export function requireBinary(variable: 'TEMPORAL_CLI_PATH' | 'TEMPORAL_TEST_SER
 export async function startEnv(
   extraArgs: string[] = [],
 ): Promise<{ env: TestWorkflowEnvironment; bundle: WorkflowBundle }> {
-  if (!runtimeInstalled) {
-    Runtime.install({ logger: new DefaultLogger('ERROR') });
-    runtimeInstalled = true;
-  }
+  installTestRuntime();
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: requireBinary('TEMPORAL_CLI_PATH') },
