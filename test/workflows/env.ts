@@ -4,6 +4,10 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { RolloutSpec } from '../../model';
+import { rolloutWorkflowId } from '../../model/workflow-ids';
+import { rolloutWorkflow } from '../../workflows';
+import type { RolloutOptions } from '../../workflows/rollout/workflow';
 import { searchAttributeKeys } from '../../workflows/search-attributes';
 import { FakeCluster } from './fake-cluster';
 import { installTestRuntime } from '../../harness/runtime';
@@ -64,6 +68,20 @@ export async function withWorker<T>(
 }
 
 export { rolloutSpec } from '../../harness/manifests';
+
+/** Starts the rollout workflow of `spec` for `cluster` (default: the rollout's own name), as the client does. */
+export function startRollout(
+  env: TestWorkflowEnvironment,
+  taskQueue: string,
+  spec: RolloutSpec,
+  { cluster = spec.name, options }: { cluster?: string; options?: Partial<RolloutOptions> } = {},
+) {
+  return env.client.workflow.start(rolloutWorkflow, {
+    taskQueue,
+    workflowId: rolloutWorkflowId(cluster, spec.name),
+    args: [{ cluster, spec, ...(options && { options }) }],
+  });
+}
 export { eventually, sleep } from '../../harness/wait';
 
 /** Writes a run's history as a replay fixture when KEELSON_RECORD_HISTORIES is set. */

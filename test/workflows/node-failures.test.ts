@@ -2,7 +2,7 @@ import { rolloutWorkflow } from '../../workflows';
 import { disableSignal, nodeStateQuery, rerunUpdate, statusQuery } from '../../workflows/messages';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, sleep, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, sleep, startRollout, useTemporal, withWorker } from './env';
 
 // G13 no wedge, no leak: a drain, a reboot or a node-state write that fails for good ends as a recorded state (the
 // package erroring with its reason, the permit returned) or a visible retry, never a node stuck holding its permit.
@@ -130,12 +130,7 @@ test('G13 a higher-priority rollout arriving mid-drain: both complete within the
     packages: { drv: { version: '1.0.0', image: 'ghcr.io/example/drv', interrupt: { type: 'reboot' } } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const start = (spec: typeof low) =>
-      t.env.client.workflow.start(rolloutWorkflow, {
-        taskQueue,
-        workflowId: rolloutWorkflowId(spec.name, spec.name),
-        args: [{ cluster: spec.name, spec }],
-      });
+    const start = (spec: typeof low) => startRollout(t.env, taskQueue, spec);
     const lowHandle = await start(low);
     await eventually(() => expect(cluster.callsOf('drain')).toHaveLength(1));
     // While the first node drains, a higher-priority rollout comes to it: the low rollout gives its permit up.

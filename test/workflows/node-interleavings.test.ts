@@ -1,6 +1,5 @@
 import type { RunStageInput } from '../../activities/contract';
 import { stageJobName, type RolloutSpec } from '../../model';
-import { rolloutWorkflow } from '../../workflows';
 import {
   desireSignal,
   nodeStateQuery,
@@ -10,9 +9,9 @@ import {
   updateSpecUpdate,
   type DesireArgs,
 } from '../../workflows/messages';
-import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
+import { nodeWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, startRollout, useTemporal, withWorker } from './env';
 
 // The node's side of G11 and G12: spec changes and an interrupt meeting stage Jobs in flight, on a cluster whose
 // deleted pods run on for their grace period. The rollout completes, and no package ever has two executors.
@@ -20,13 +19,6 @@ import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from 
 const t = useTemporal();
 const image = (n: string) => `ghcr.io/example/${n}`;
 const NODE = 'node-a';
-
-const startRollout = (taskQueue: string, spec: RolloutSpec) =>
-  t.env.client.workflow.start(rolloutWorkflow, {
-    taskQueue,
-    workflowId: rolloutWorkflowId(spec.name, spec.name),
-    args: [{ cluster: spec.name, spec }],
-  });
 
 const stageStarted = (cluster: FakeCluster, what: string) => cluster.stagesOn(NODE).includes(what);
 const jobOf = (rollout: string, pkg: string, version: string, stage: RunStageInput['stage']) =>
@@ -41,7 +33,7 @@ async function changeMidStage(
   fixture: string,
 ) {
   return withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await startRollout(taskQueue, spec);
+    const handle = await startRollout(t.env, taskQueue, spec);
     await eventually(() => expect(when()).toBe(true));
     await handle.executeUpdate(updateSpecUpdate, { args: [change(spec)] });
     await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
@@ -130,7 +122,7 @@ test('a configMap change while apply is failing runs apply again, never skips to
     packages: { tune: { version: '1.0.0', image: image('tune'), configMap: { 'a.conf': 'bad' } } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await startRollout(taskQueue, spec);
+    const handle = await startRollout(t.env, taskQueue, spec);
     await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('erroring'));
     const fixed = {
       ...spec,
@@ -156,7 +148,7 @@ test('G12 an independent package never runs a stage beside the reboot, and the r
     },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await startRollout(taskQueue, spec);
+    const handle = await startRollout(t.env, taskQueue, spec);
     await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
     await recordHistory(t.env, nodeWorkflowId('alone', NODE), 'node-interrupt-alone');
   });
@@ -171,13 +163,13 @@ test('a rollout deleted and started again under its name starts fresh and comple
   const cluster = new FakeCluster([NODE]);
   const spec = rolloutSpec('again', { packages: { tools: { version: '1.0.0', image: image('tools') } } });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const first = await startRollout(taskQueue, spec);
+    const first = await startRollout(t.env, taskQueue, spec);
     await eventually(async () => expect((await first.query(statusQuery)).status).toBe('complete'));
     const forgetting = (await t.env.client.workflow.getHandle(nodeWorkflowId('again', NODE)).describe()).runId;
     // `kubectl delete -f` then `apply -f`: the deleted rollout forgets its nodes, the new one starts at once.
     await first.cancel();
     await first.result().catch(() => undefined);
-    const second = await startRollout(taskQueue, spec);
+    const second = await startRollout(t.env, taskQueue, spec);
     await eventually(async () => expect((await second.query(statusQuery)).status).toBe('complete'), 60_000);
     await recordHistory(t.env, nodeWorkflowId('again', NODE), 'node-forget-then-again', forgetting);
   });
@@ -195,7 +187,7 @@ test('a desire from another rollout under the same name (its forget lost) forget
   const cluster = new FakeCluster([NODE]);
   const spec = rolloutSpec('twin', { packages: { tools: { version: '1.0.0', image: image('tools') } } });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const first = await startRollout(taskQueue, spec);
+    const first = await startRollout(t.env, taskQueue, spec);
     await eventually(async () => expect((await first.query(statusQuery)).status).toBe('complete'));
     const node = t.env.client.workflow.getHandle(nodeWorkflowId('twin', NODE));
     const sent = (cluster.callsOf('ensureNodeWorkflow')[0]!.input as { args: DesireArgs[] }).args[0]!;
@@ -237,7 +229,7 @@ test('G11 a Job the pause could not suspend (forbidden) is gone before the packa
   cluster.script = (i) => ({ ms: i.package.version === '1.0.0' ? 60_000 : 200 });
   const spec = rolloutSpec('nosusp', { packages: { drv: { version: '1.0.0', image: image('drv') } } });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await startRollout(taskQueue, spec);
+    const handle = await startRollout(t.env, taskQueue, spec);
     await eventually(() => expect(stageStarted(cluster, 'drv@1.0.0:apply')).toBe(true));
     await handle.signal(pauseSignal, { actor: 'test', reason: 'window' });
     await eventually(async () => {

@@ -3,7 +3,7 @@ import { rolloutWorkflow } from '../../workflows';
 import { statusQuery } from '../../workflows/messages';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, startRollout, useTemporal, withWorker } from './env';
 
 const t = useTemporal();
 
@@ -133,11 +133,7 @@ test("a new rollout takes the worker's node timeouts and drain policy, once, and
     packages: { driver: { version: '1.0.0', image: image('driver'), interrupt: { type: 'reboot' } } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
-      taskQueue,
-      workflowId: rolloutWorkflowId('test', spec.name),
-      args: [{ cluster: 'test', spec }],
-    });
+    const handle = await startRollout(t.env, taskQueue, spec, { cluster: 'test' });
     await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 90_000);
     expect(cluster.callsOf('nodeTimeouts')).toHaveLength(1);
     const drains = cluster.callsOf('drain').map((c) => c.input);
@@ -164,11 +160,7 @@ test("a rollout's spec.drain reaches its drains: its own timeout and rules, the 
     packages: { driver: { version: '1.0.0', image: image('driver'), interrupt: { type: 'reboot' } } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
-      taskQueue,
-      workflowId: rolloutWorkflowId('test', spec.name),
-      args: [{ cluster: 'test', spec }],
-    });
+    const handle = await startRollout(t.env, taskQueue, spec, { cluster: 'test' });
     await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 90_000);
     expect(cluster.callsOf('drain').map((c) => c.input)).toEqual([
       {
