@@ -40,6 +40,28 @@ export async function eventually<T>(
   }
 }
 
+/** Reads until `check` passes on the value read (throwing means not yet); a timeout shows the last value read. */
+export function eventuallyRead<T>(
+  what: string,
+  read: () => Promise<T>,
+  check: (value: T) => void,
+  timeoutMs?: number,
+): Promise<T> {
+  return eventually(
+    what,
+    async () => {
+      const value = await read();
+      try {
+        check(value);
+      } catch (err) {
+        throw new Error(`${err instanceof Error ? err.message : String(err)}\nlast value: ${JSON.stringify(value)}`);
+      }
+      return value;
+    },
+    timeoutMs,
+  );
+}
+
 /** Polls until the probe returns a value, and returns it: `eventually` for probes that answer undefined for not yet. */
 export function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   return eventually(

@@ -45,8 +45,8 @@ export type NodeStateJson = Record<string, PackageEntry>;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- `rollout status --json` is read field by field
 export type StatusJson = Record<string, any>;
 
-export { eventually, sleep } from '../../harness/wait';
-import { eventually } from '../../harness/wait';
+export { eventually, eventuallyRead, sleep } from '../../harness/wait';
+import { eventuallyRead } from '../../harness/wait';
 
 export class E2E {
   readonly cluster: string;
@@ -214,19 +214,7 @@ export class E2E {
 
   /** Polls the rollout's status (as `rollout status --json` prints it) until `check` holds (throwing means not yet). */
   async statusUntil(name: string, what: string, check: (s: StatusJson) => void, timeoutMs = 120_000) {
-    return eventually(
-      `${name}: ${what}`,
-      async () => {
-        const s = await this.apiStatus(name);
-        try {
-          check(s);
-        } catch (err) {
-          throw new Error(`${err instanceof Error ? err.message : String(err)}\nlast status: ${JSON.stringify(s)}`);
-        }
-        return s;
-      },
-      timeoutMs,
-    );
+    return eventuallyRead(`${name}: ${what}`, () => this.apiStatus(name), check, timeoutMs);
   }
 
   async waitComplete(name: string, timeoutMs = 150_000): Promise<StatusJson> {
