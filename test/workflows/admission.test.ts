@@ -3,7 +3,7 @@ import { stageJobName } from '../../model';
 import { statusQuery } from '../../workflows/messages';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, startRollout, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, startRollout, statusBecomes, useTemporal, withWorker } from './env';
 
 const t = useTemporal();
 
@@ -168,7 +168,7 @@ test('a batch is sent to its nodes at once, not one round trip after another', a
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
     const handle = await startRollout(t.env, taskQueue, spec, { cluster: 'fanout' });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 120_000);
+    await statusBecomes(handle, 'complete', 120_000);
     await handle.cancel();
   });
   // Each node's first desire: one after another, the last would start at least 3 × 1.5 s after the first.
@@ -212,7 +212,7 @@ test("a node the rollout admitted is not blocked by a taint its own work brings 
 
     const apply = cluster.callsOf('runStage').find((c) => (c.input as RunStageInput).node === first)!;
     cluster.finish(jobOf(apply.input as RunStageInput), 'complete');
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 120_000);
+    await statusBecomes(handle, 'complete', 120_000);
     expect((await handle.query(statusQuery)).completeNodes).toBe('2/2');
     await recordHistory(t.env, rolloutWorkflowId('rebooting', 'rebooting'), 'rollout-taints-block-before-admission');
     await handle.cancel();

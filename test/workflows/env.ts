@@ -1,3 +1,4 @@
+import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
@@ -7,10 +8,12 @@ import path from 'node:path';
 import type { RolloutSpec } from '../../model';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { rolloutWorkflow } from '../../workflows';
+import { statusQuery } from '../../workflows/messages';
 import type { RolloutOptions } from '../../workflows/rollout/workflow';
 import { searchAttributeKeys } from '../../workflows/search-attributes';
 import { FakeCluster } from './fake-cluster';
 import { installTestRuntime } from '../../harness/runtime';
+import { eventually, sleep } from '../../harness/wait';
 import { testWorkflowBundle, type WorkflowBundle } from '../../harness/workflow-bundle';
 
 // A real Temporal dev server per test file, the run's workflow bundle (harness/workflow-bundle.ts), and a worker
@@ -82,7 +85,16 @@ export function startRollout(
     args: [{ cluster, spec, ...(options && { options }) }],
   });
 }
-export { eventually, sleep } from '../../harness/wait';
+export { eventually, sleep };
+
+/** Waits until the rollout's status query says `status`. */
+export function statusBecomes(handle: WorkflowHandle, status: string, timeoutMs?: number): Promise<void> {
+  return eventually(
+    `rollout ${handle.workflowId} ${status}`,
+    async () => expect((await handle.query(statusQuery)).status).toBe(status),
+    timeoutMs,
+  );
+}
 
 /** Writes a run's history as a replay fixture when KEELSON_RECORD_HISTORIES is set. */
 export async function recordHistory(

@@ -4,7 +4,7 @@ import { rolloutWorkflow } from '../../workflows';
 import { statusQuery, updateSpecUpdate } from '../../workflows/messages';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, startRollout, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, startRollout, statusBecomes, useTemporal, withWorker } from './env';
 
 // The rollout workflow checks its input and the worker's image policy itself, so a start or an update sent straight
 // to Temporal (not through the API) cannot run an image outside the policy.
@@ -78,7 +78,7 @@ test('updates: one outside the policy is refused, and the policy is read again a
       workflowId: id,
       args: [{ cluster: 'policy', spec }],
     });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'));
+    await statusBecomes(handle, 'complete');
     const outside = rolloutSpec('inside', { packages: pkg('evil.example/base') });
     const refused = await failureOf(handle.executeUpdate(updateSpecUpdate, { args: [outside, { actor: 'mallory' }] }));
     expect(refused.message).toContain('spec.packages.base.image: "evil.example/base" is outside the image policy');
@@ -115,7 +115,7 @@ test('updates apply in the order they were accepted, whatever order their policy
     rolloutSpec('ordered', { packages: { base: { version: v, image: `${ALLOWED}base` } } });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
     const handle = await startRollout(t.env, taskQueue, spec, { cluster: 'policy' });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'));
+    await statusBecomes(handle, 'complete');
     // The first update's policy read is slow (a worker lost mid-call), the second's is not.
     cluster.imagePolicyDelays = [3000, 0];
     const accepted = { waitForStage: WorkflowUpdateStage.ACCEPTED } as const;

@@ -4,7 +4,7 @@ import { encodeNodeState } from '../../model';
 import { nodeStateQuery, statusQuery, updateSpecUpdate } from '../../workflows/messages';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, statusBecomes, useTemporal, withWorker } from './env';
 
 const t = useTemporal();
 const image = (n: string) => `ghcr.io/example/${n}`;
@@ -24,7 +24,7 @@ test('upgrade, downgrade and removal in one spec update', async () => {
       workflowId: id,
       args: [{ cluster: 'versions', spec: rolloutSpec('versions', { packages }) }],
     });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'));
+    await statusBecomes(handle, 'complete');
     const before = cluster.stagesOn('node-1').length;
     const next = rolloutSpec('versions', {
       packages: { aa: { ...packages.aa, version: '1.1.0' }, bb: { ...packages.bb, version: '1.0.0' } },
@@ -127,7 +127,7 @@ test('continue-as-new during a long rollout keeps every bit of state', async () 
         },
       ],
     });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 90_000);
+    await statusBecomes(handle, 'complete', 90_000);
     const st = await handle.query(statusQuery);
     for (const node of ['node-1', 'node-2', 'node-3']) {
       expect(st.nodes[node]!.packages).toEqual({
@@ -183,7 +183,7 @@ test('a node migrated at an older version of a package upgrades it, and one the 
         { cluster: 'mig', spec: rolloutSpec('mig', { packages: { drv: { version: '2.0.0', image: image('drv') } } }) },
       ],
     });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'));
+    await statusBecomes(handle, 'complete');
     await recordHistory(t.env, nodeWorkflowId('mig', 'node-1'), 'node-migration-version-change');
   });
   expect(cluster.stagesOn('node-1').sort()).toEqual(['drv@2.0.0:config', 'drv@2.0.0:upgrade', 'old@1.0.0:uninstall']);

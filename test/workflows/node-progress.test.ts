@@ -4,7 +4,7 @@ import { nodeProgressSignal, statusQuery, type NodeProgress } from '../../workfl
 import { packageProgress, reportOf } from '../../model';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, statusBecomes, useTemporal, withWorker } from './env';
 
 // The node's progress reaches its rollout from the node-state write's own activity, a local activity (patch
 // local-node-calls): the node's history holds a marker per write and no signal command, and the rollout's status
@@ -38,7 +38,7 @@ test('node-state writes report to the rollout from their own activity when its j
       workflowId: id,
       args: [{ cluster: 'progress', spec: spec('progress') }],
     });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+    await statusBecomes(handle, 'complete', 60_000);
     const status = await handle.query(statusQuery);
     for (const node of nodes) {
       expect(status.nodes[node]!.packages).toEqual({
@@ -94,7 +94,7 @@ test('G1 a late copy of an older progress report never takes a node back from co
       workflowId: id,
       args: [{ cluster: 'late', spec: spec('late') }],
     });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+    await statusBecomes(handle, 'complete', 60_000);
     const late = (order: [number, number]) =>
       handle.signal(nodeProgressSignal, {
         node: 'node-1',

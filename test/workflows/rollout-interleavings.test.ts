@@ -3,7 +3,16 @@ import { stageJobName } from '../../model';
 import { enableSignal, pauseSignal, resumeSignal, statusQuery, updateSpecUpdate } from '../../workflows/messages';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, sleep, startRollout, useTemporal, withWorker } from './env';
+import {
+  eventually,
+  recordHistory,
+  rolloutSpec,
+  sleep,
+  startRollout,
+  statusBecomes,
+  useTemporal,
+  withWorker,
+} from './env';
 
 // The rollout's side of G13 and G14: a user action, a spec update or a missing node workflow meeting work in flight.
 
@@ -58,7 +67,7 @@ test('G14 a spec update reaches every in-flight node at once and keeps the batch
       stageJobName({ rollout: 'upd', package: 'tools', version: '1.0.0', stage: 'apply', node: 'node-c' }),
       'complete',
     );
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+    await statusBecomes(handle, 'complete', 60_000);
     expect(
       desires(cluster)
         .filter((d) => d.args[0].generation === 2)
@@ -85,7 +94,7 @@ test('G14 a rollout started paused runs on resume, and one started disabled runs
       await eventually(async () => expect((await handle.query(statusQuery)).status).toBe(flag));
       expect(cluster.callsOf('runStage')).toHaveLength(0);
       await handle.signal(signal, { actor: 'sre', reason: 'go' });
-      await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+      await statusBecomes(handle, 'complete', 60_000);
       // The nodes were told the rollout's own state, not the manifest's.
       expect(desires(cluster).map((d) => d.args[0].spec[flag])).toEqual([false, false]);
       await handle.cancel();
@@ -106,7 +115,7 @@ test('G13 signalling a missing node workflow never fails the rollout', async () 
     // node-2's workflow is terminated by hand; then the rollout is paused, which signals every admitted node.
     await t.env.client.workflow.getHandle(nodeWorkflowId('gone', 'node-2')).terminate('by hand');
     await handle.signal(pauseSignal, { actor: 'sre', reason: 'look' });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('paused'));
+    await statusBecomes(handle, 'paused');
     await handle.signal(resumeSignal, { actor: 'sre', reason: 'go on' });
     for (const job of cluster.jobs.keys()) cluster.finish(job, 'complete');
     await eventually(async () => expect((await handle.query(statusQuery)).nodes['node-1']!.status).toBe('complete'));
