@@ -74,6 +74,31 @@ export class NodeScenarios {
     return state!;
   }
 
+  /**
+   * The rollout on the node alone: started with `before`, its packages changed to `after` once a pod of `running`
+   * (`<package>@<version>:<stage>`) runs, and waited on until generation 2 is complete. Returns when the change was
+   * sent.
+   */
+  async changeWhileRunning(
+    node: string,
+    name: string,
+    before: SkyhookDef['packages'],
+    running: string,
+    after: SkyhookDef['packages'],
+  ): Promise<number> {
+    await this.e2e.start_(name, [manifest({ name, nodes: [node], packages: before })]);
+    await this.runningPod(node, running);
+    const changedAt = Date.now();
+    await this.e2e.apply(name, [manifest({ name, nodes: [node], packages: after })]);
+    await this.e2e.statusUntil(
+      name,
+      'generation 2 complete',
+      (s) => expect(s).toMatchObject({ generation: 2, status: 'complete' }),
+      LONG,
+    );
+    return changedAt;
+  }
+
   /** `node status NODE --json`, parsed. */
   async nodeStatus(node: string) {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- CLI JSON, read field by field
