@@ -4,7 +4,7 @@ import { encodeNodeState } from '../../model';
 import { nodeStateQuery, statusQuery, updateSpecUpdate } from '../../workflows/messages';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, statusBecomes, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, startRollout, statusBecomes, useTemporal, withWorker } from './env';
 
 const t = useTemporal();
 const image = (n: string) => `ghcr.io/example/${n}`;
@@ -17,13 +17,8 @@ test('upgrade, downgrade and removal in one spec update', async () => {
     bb: { version: '2.0.0', image: image('bb') },
     cc: { version: '1.0.0', image: image('cc') },
   };
-  const id = rolloutWorkflowId('versions', 'versions');
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
-      taskQueue,
-      workflowId: id,
-      args: [{ cluster: 'versions', spec: rolloutSpec('versions', { packages }) }],
-    });
+    const handle = await startRollout(t.env, taskQueue, rolloutSpec('versions', { packages }));
     await statusBecomes(handle, 'complete');
     const before = cluster.stagesOn('node-1').length;
     const next = rolloutSpec('versions', {
@@ -174,15 +169,12 @@ test('a node migrated at an older version of a package upgrades it, and one the 
     state: 'complete' as const,
   });
   cluster.annotations.set('node-1/mig', encodeNodeState({ 'drv|1.0.0': done('drv'), 'old|1.0.0': done('old') }));
-  const id = rolloutWorkflowId('mig', 'mig');
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
+    const handle = await startRollout(
+      t.env,
       taskQueue,
-      workflowId: id,
-      args: [
-        { cluster: 'mig', spec: rolloutSpec('mig', { packages: { drv: { version: '2.0.0', image: image('drv') } } }) },
-      ],
-    });
+      rolloutSpec('mig', { packages: { drv: { version: '2.0.0', image: image('drv') } } }),
+    );
     await statusBecomes(handle, 'complete');
     await recordHistory(t.env, nodeWorkflowId('mig', 'node-1'), 'node-migration-version-change');
   });

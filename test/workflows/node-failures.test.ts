@@ -115,11 +115,7 @@ test('G3 a stage past its timeout is recorded as DeadlineExceeded with its log t
     packages: { tools: { version: '1.0.0', image: 'ghcr.io/example/tools' } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
-      taskQueue,
-      workflowId: rolloutWorkflowId('hung', 'hung'),
-      args: [{ cluster: 'hung', spec: hung }],
-    });
+    const handle = await startRollout(t.env, taskQueue, hung);
     await statusBecomes(handle, 'erroring', 30_000);
     const view = await node('hung').query(nodeStateQuery);
     expect(view.rollouts.hung!.packages['tools|1.0.0']).toMatchObject({

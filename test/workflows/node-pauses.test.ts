@@ -3,7 +3,16 @@ import { rolloutWorkflow } from '../../workflows';
 import { nodePauseSignal, nodeStateQuery, pauseSignal, resumeSignal } from '../../workflows/messages';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, sleep, statusBecomes, useTemporal, withWorker } from './env';
+import {
+  eventually,
+  recordHistory,
+  rolloutSpec,
+  sleep,
+  startRollout,
+  statusBecomes,
+  useTemporal,
+  withWorker,
+} from './env';
 
 // G14 pauses hold: a pause longer than a stage's remaining time, and a continue-as-new while paused, both end with
 // the stage's Job resumed and completed.
@@ -23,11 +32,7 @@ test('G14 a paused stage keeps the time it had left: a pause longer than it, the
     packages: { tools: { version: '1.0.0', image: 'ghcr.io/example/tools' } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
-      taskQueue,
-      workflowId: rolloutWorkflowId('keep', 'keep'),
-      args: [{ cluster: 'keep', spec }],
-    });
+    const handle = await startRollout(t.env, taskQueue, spec);
     await eventually(() => expect(cluster.stagesOn(NODE)).toEqual(['tools@1.0.0:apply']));
     await sleep(2000);
     await handle.signal(pauseSignal, who);
