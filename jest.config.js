@@ -10,8 +10,8 @@ module.exports = {
     '^.+\\.(t|j|mj)s$': ['@swc/jest', { jsc: { target: 'es2022' } }],
   },
   transformIgnorePatterns: [`node_modules/(?!(${esmPackages.join('|')})/)`],
-  globalSetup: '<rootDir>/test/harness/global-setup.ts',
-  globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
+  globalSetup: '<rootDir>/harness/global-setup.ts',
+  globalTeardown: '<rootDir>/harness/global-teardown.ts',
   testTimeout: 120000,
   // Temporal's native connections and kube watches can outlive a suite by a few seconds; CI must not wait on them.
   forceExit: true,

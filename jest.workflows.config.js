@@ -6,6 +6,6 @@ const base = require('./jest.config');
 module.exports = {
   ...base,
   roots: ['<rootDir>/test/workflows'],
-  globalSetup: '<rootDir>/test/harness/workflow-setup.ts',
-  globalTeardown: '<rootDir>/test/harness/workflow-teardown.ts',
+  globalSetup: '<rootDir>/harness/workflow-setup.ts',
+  globalTeardown: '<rootDir>/harness/workflow-teardown.ts',
 };

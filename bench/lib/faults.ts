@@ -1,6 +1,7 @@
 import { startCluster } from '../../deploy/dev/cluster';
 import { runningPid, stopDetached } from '../../deploy/dev/processes';
-import { sleep, type Fleet } from './fleet';
+import { eventually, sleep } from '../../harness/wait';
+import type { Fleet } from './fleet';
 import type { TemporalServer } from './temporal-server';
 
 // Faults injected while a rollout runs, shared by the fault tests (test/faults) and `npm run bench -- --faults`.
@@ -18,9 +19,17 @@ export interface Fault {
   duringRollout: (fleet: Fleet, jobsCreated: () => number) => Promise<void>;
 }
 
-async function untilJobs(jobsCreated: () => number, count: number): Promise<number> {
-  while (jobsCreated() < count) await sleep(500);
-  return jobsCreated();
+/** Waits with no end of its own, the scenario's timeout being the one that counts. */
+function untilJobs(jobsCreated: () => number, count: number): Promise<number> {
+  return eventually(
+    `${count} stage Jobs`,
+    () => {
+      if (jobsCreated() < count) throw new Error(`${jobsCreated()} stage Jobs`);
+      return jobsCreated();
+    },
+    Infinity,
+    500,
+  );
 }
 
 /** The shared kube-apiserver stopped for `seconds`, then started again (startCluster waits for /readyz). */

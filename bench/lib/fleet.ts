@@ -1,7 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { BatchV1Api, CoreV1Api, KubeConfig, Watch, type V1Job, type V1Node, type V1Pod } from '@kubernetes/client-node';
@@ -10,14 +8,17 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { KeelsonClient } from '../../client';
 import { ClientSettingsSchema } from '../../client/settings';
-import { nodeMetadataKeys, parseRolloutDocuments, type RolloutSpec } from '../../model';
+import { nodeMetadataKeys, type RolloutSpec } from '../../model';
+import { parsedRollouts } from '../../harness/manifests';
 import { ensurePki } from '../../deploy/dev/pki';
-import { kubeconfigPath, projectRoot, stateDir } from '../../deploy/dev/paths';
+import { kubeconfigPath, stateDir } from '../../deploy/dev/paths';
 import { apiserverUrl, ports } from '../../deploy/dev/cluster';
 import { temporalAddress } from '../../deploy/dev/temporal';
-import { fakeNode } from '../../deploy/dev/nodes';
 import { buildWorkflowBundle } from '../../deploy/dev/workflow-bundle';
-import { sleep } from '../../deploy/dev/processes';
+import { createFakeNodes } from '../../harness/fake-nodes';
+import { eventually, sleep } from '../../harness/wait';
+import { freePort, WorkerProcess } from '../../harness/worker-process';
+import { keelsonNames, workerSettings } from '../../harness/worker-settings';
 import { processRssKb } from './machine';
 
 // What the bench and the fault tests share: a Keelson worker process of their own (its own cluster name, task
@@ -29,16 +30,7 @@ const countRequests = path.join(__dirname, 'count-requests.cjs');
 
 export { sleep };
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
+export { freePort };
 
 export interface FleetOptions {
   /** Short name: the cluster name, task queue and namespace derive from it. */
@@ -71,8 +63,7 @@ export class Fleet {
   readonly dir: string;
   keelson?: KeelsonClient;
   temporal?: Client;
-  worker?: ChildProcess;
-  private workerExit?: Promise<void>;
+  worker?: WorkerProcess;
   private workerStarts = 0;
   private workflowBundle?: string;
   private peakRssKb = 0;
@@ -80,9 +71,7 @@ export class Fleet {
   private rssTimer?: NodeJS.Timeout;
 
   constructor(readonly opts: FleetOptions) {
-    this.cluster = opts.id;
-    this.taskQueue = `keelson-${opts.id}`;
-    this.namespace = opts.id;
+    ({ cluster: this.cluster, taskQueue: this.taskQueue, namespace: this.namespace } = keelsonNames(opts.id));
     this.temporalAddress = opts.temporalAddress ?? temporalAddress;
     this.kc.loadFromFile(kubeconfigPath);
     this.core = this.kc.makeApiClient(CoreV1Api);
@@ -115,36 +104,24 @@ export class Fleet {
   /** The real worker entry point as a child process, with the request counter preloaded. */
   async startWorker(): Promise<number> {
     const n = this.workerStarts++;
-    const log = fs.createWriteStream(path.join(this.dir, 'worker.log'), { flags: 'a' });
-    const entry = this.opts.compiledWorker
-      ? [this.opts.compiledWorker.script]
-      : ['--import', 'tsx', path.join(projectRoot, 'workers', 'worker.ts')];
-    const child = spawn(process.execPath, ['--require', countRequests, ...entry], {
-      cwd: projectRoot,
+    const place = {
+      temporalAddress: this.temporalAddress,
+      kubeconfig: kubeconfigPath,
+      metricsAddress: `127.0.0.1:${await freePort()}`,
+      workflowBundle: this.workflowBundle,
+    };
+    this.worker = WorkerProcess.start({
       env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        TEMPORAL_ADDRESS: this.temporalAddress,
-        KUBECONFIG: kubeconfigPath,
-        KEELSON_CLUSTER: this.cluster,
-        KEELSON_TASK_QUEUE: this.taskQueue,
-        KEELSON_NAMESPACE: this.namespace,
-        KEELSON_AGENT_IMAGE: 'registry.example/skyhook/agent:6.4.1',
+        ...workerSettings(this, place),
         KEELSON_JOB_RETENTION_SECONDS: '3600',
-        KEELSON_SHUTDOWN_GRACE_SECONDS: '0',
-        KEELSON_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
-        KEELSON_SDK_METRICS_ADDRESS: 'off',
-        ...(this.workflowBundle && { KEELSON_WORKFLOW_BUNDLE: this.workflowBundle }),
         KEELSON_BENCH_REQUESTS_FILE: path.join(this.dir, `requests-${n}.json`),
         KEELSON_BENCH_APISERVER_PORT: String(ports.apiserver),
         ...this.opts.workerEnv,
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      logFile: this.workerLog,
+      nodeArgs: ['--require', countRequests],
+      compiledScript: this.opts.compiledWorker?.script,
     });
-    child.stdout!.pipe(log);
-    child.stderr!.pipe(log);
-    this.worker = child;
-    this.workerExit = new Promise((resolve) => child.once('exit', () => resolve()));
     if (!this.rssTimer) {
       this.rssTimer = setInterval(() => {
         const rss = this.rssKb();
@@ -152,30 +129,31 @@ export class Fleet {
       }, 500);
       this.rssTimer.unref();
     }
-    return child.pid!;
+    return this.worker.process.pid!;
   }
 
   /** Waits until the current worker process has created its Worker (its log shows one start line per start). */
   async untilWorkerStarted(timeoutMs = 120_000): Promise<void> {
-    const end = Date.now() + timeoutMs;
-    while (Date.now() < end) {
-      const text = fs.existsSync(this.workerLog) ? fs.readFileSync(this.workerLog, 'utf8') : '';
-      if ((text.match(/keelson worker: task queue/g) ?? []).length >= this.workerStarts) return;
-      await sleep(250);
-    }
+    await eventually(
+      'the worker started',
+      () => {
+        const text = fs.existsSync(this.workerLog) ? fs.readFileSync(this.workerLog, 'utf8') : '';
+        const starts = (text.match(/keelson worker: task queue/g) ?? []).length;
+        if (starts < this.workerStarts) throw new Error(`${starts} of ${this.workerStarts} starts logged`);
+      },
+      timeoutMs,
+      250,
+    ).catch(() => undefined); // pacing only: a worker slow to start is killed after the period all the same
   }
 
   /** SIGKILL: no shutdown, no activity cancellation, as when a pod is OOM-killed or a machine dies. */
   async killWorker(): Promise<void> {
-    const w = this.worker;
-    if (!w || w.exitCode !== null || w.signalCode !== null) return;
-    w.kill('SIGKILL');
-    await this.workerExit;
+    await this.worker?.kill();
   }
 
   /** VmRSS of the current worker process, in KiB (0 if it is not running). */
   rssKb(): number {
-    return this.worker?.exitCode === null ? processRssKb(this.worker.pid) : 0;
+    return this.worker?.running ? processRssKb(this.worker.process.pid) : 0;
   }
 
   get peakRss(): number {
@@ -198,45 +176,14 @@ export class Fleet {
     return sum;
   }
 
-  /**
-   * Fake kwok nodes of this fleet alone (`<cluster>-NNN`, from deploy/dev/nodes.ts fakeNode), labelled for its
-   * selector, Ready before it returns. Shared nodes (node-000...) would mix in other users' pods, drains and PDBs.
-   * Without the shared nodes' pool, zone and role labels: suites running beside a fault test select by them, and
-   * must not see its nodes reboot.
-   */
+  /** Fake kwok nodes of this fleet alone (`<cluster>-NNN`), labelled for its selector, Ready before it returns. */
   async createNodes(count: number, timeoutMs = 180_000): Promise<string[]> {
-    const names: string[] = [];
-    for (let i = 0; i < count; i++) {
-      const base = fakeNode(i);
-      const name = `${this.cluster}-${String(i).padStart(3, '0')}`;
-      await this.core.createNode({
-        body: {
-          ...base,
-          metadata: {
-            ...base.metadata,
-            name,
-            labels: {
-              'kubernetes.io/hostname': name,
-              'kubernetes.io/os': 'linux',
-              'kubernetes.io/arch': 'amd64',
-              [BENCH_LABEL]: this.cluster,
-            },
-          },
-        },
-      });
-      names.push(name);
-      this.ownNodes.push(name);
-    }
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const list = await this.core.listNode({ labelSelector: `${BENCH_LABEL}=${this.cluster}` });
-      const ready = list.items.filter((n) =>
-        (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
-      );
-      if (ready.length >= count) return names;
-      if (Date.now() > end) throw new Error(`only ${ready.length} of ${count} fake nodes Ready`);
-      await sleep(500);
-    }
+    const defs = Array.from({ length: count }, (_, i) => ({
+      name: `${this.cluster}-${String(i).padStart(3, '0')}`,
+      labels: { 'kubernetes.io/arch': 'amd64', [BENCH_LABEL]: this.cluster },
+    }));
+    this.ownNodes.push(...defs.map((d) => d.name));
+    return createFakeNodes(this.core, defs, `${BENCH_LABEL}=${this.cluster}`, timeoutMs, 500);
   }
 
   /** Labels the given nodes so that a rollout's selector picks exactly them. */
@@ -261,10 +208,9 @@ export class Fleet {
   }
 
   async startRollout(manifest: Record<string, unknown>): Promise<RolloutSpec> {
-    const { rollouts, errors } = parseRolloutDocuments([manifest]);
-    if (errors.length > 0 || rollouts.length !== 1) throw new Error(`bad bench manifest: ${JSON.stringify(errors)}`);
-    await this.keelson!.startRollout(rollouts[0]!);
-    return rollouts[0]!;
+    const [rollout] = parsedRollouts([manifest]);
+    await this.keelson!.startRollout(rollout!);
+    return rollout!;
   }
 
   /**
@@ -273,20 +219,16 @@ export class Fleet {
    * Not part of the makespan: it proves the rollout workflow agrees with what its nodes show.
    */
   async untilStatusComplete(name: string, timeoutMs: number): Promise<number> {
-    const end = Date.now() + timeoutMs;
-    let last = '';
-    for (;;) {
-      try {
+    return eventually(
+      `rollout ${name}: its status complete as its nodes are`,
+      async () => {
         const s = await this.keelson!.rolloutStatus(name);
-        last = `${s.status} ${s.completeNodes}`;
-        if (s.status === 'complete') return Date.now();
-      } catch (err) {
-        last = err instanceof Error ? err.message : String(err);
-      }
-      if (Date.now() > end)
-        throw new Error(`rollout ${name}: nodes complete, its status not after ${timeoutMs / 1000}s (last: ${last})`);
-      await sleep(1000);
-    }
+        if (s.status !== 'complete') throw new Error(`${s.status} ${s.completeNodes}`);
+        return Date.now();
+      },
+      timeoutMs,
+      1000,
+    );
   }
 
   /** History length of every workflow on this fleet's task queue. */
@@ -332,11 +274,7 @@ export class Fleet {
         await this.keelson.deleteRollout(r.name).catch(() => undefined);
     }
     await sleep(1000);
-    if (this.worker && this.worker.exitCode === null && this.worker.signalCode === null) {
-      this.worker.kill('SIGTERM');
-      await Promise.race([this.workerExit, sleep(10_000)]);
-      if (this.worker.exitCode === null) this.worker.kill('SIGKILL');
-    }
+    await this.worker?.stop();
     if (this.rssTimer) clearInterval(this.rssTimer);
     await this.keelson?.close().catch(() => undefined);
     await this.temporal?.connection.close().catch(() => undefined);

@@ -1,5 +1,5 @@
 import { runningPid } from '../../deploy/dev/processes';
-import { skyhook } from '../../deploy/dev/sim-manifests';
+import { skyhook } from '../../harness/manifests';
 import { nodeMetadataKeys } from '../../model';
 import { CpuMeter, perNodeStage, stackRoles } from './cpu';
 import {
@@ -45,13 +45,11 @@ export interface ScenarioOptions {
   keep?: boolean;
 }
 
-export interface ScenarioResult {
+/** What both tools' runs measure alike (bench/skyhook.ts sets them side by side). */
+export interface RolloutFigures {
   label: string;
   nodes: number;
-  packages: number;
   budget: number;
-  simSeconds: number;
-  rebootSeconds: number;
   stagesPerNode: number;
   nodeStages: number;
   makespanSeconds: number;
@@ -59,26 +57,32 @@ export interface ScenarioResult {
   ratio: number;
   overheadMs: { count: number; p50: number; p95: number; p99: number; max: number };
   stageToStageMs: { count: number; p50: number; p95: number; p99: number };
-  afterRebootMs: { count: number; p50: number; p95: number; max: number };
   runBeyondSimMs: { p50: number; p95: number };
   /** One node's first stage created to its last done, s (the ideal is the sum of its stages plus the reboot). */
   nodeSpanSeconds: { p50: number; max: number };
   apiserverRequests: { total: number; perNodeStage: number; byVerbResource: Record<string, number> };
+  /** Nodes with stage work in flight and nodes cordoned, sampled every 2 s from the create call to completion. */
+  budgetUse: BudgetUse;
+  /** CPU seconds from the create call to completion, per process (the tool's own, kube-apiserver, ...). */
+  cpuSeconds: Record<string, number>;
+  cpuPerNodeStage: Record<string, number>;
+  /** The rollout's own status seen complete this many seconds after its nodes were (not part of the makespan). */
+  statusCompleteLagSeconds: number;
+}
+
+export interface ScenarioResult extends RolloutFigures {
+  packages: number;
+  simSeconds: number;
+  rebootSeconds: number;
+  afterRebootMs: { count: number; p50: number; p95: number; max: number };
   workerRequests: { total: number; perNodeStage: number; byVerbResource: Record<string, number> };
   workerPeakRssMiB: number;
   workerRestarts: number;
   history: { workflows: number; events: number; perNodeStage: number; byType: Record<string, number> };
   /** Every workflow run's history replayed against the code that ran it: runs replayed, nondeterminism failures. */
   replay: { workflows: number; failures: string[]; dir: string };
-  /** Nodes with stage work in flight and nodes cordoned, sampled every 2 s from the create call to completion. */
-  budgetUse: BudgetUse;
-  /** CPU seconds from the create call to completion, per process (worker, temporal, kube-apiserver, ...). */
-  cpuSeconds: Record<string, number>;
-  cpuPerNodeStage: Record<string, number>;
   /** How the run was set up: the worker compiled or under tsx, Temporal fresh for the run or shared. */
   setup: { worker: 'compiled' | 'tsx'; temporal: 'fresh' | 'own' | 'shared' };
-  /** The rollout's own status seen complete this many seconds after its nodes were (not part of the makespan). */
-  statusCompleteLagSeconds: number;
   checks: { duplicateJobs: string[]; backwards: string[]; leftCordoned: string[]; nodeStateUpdates: number };
 }
 
@@ -128,7 +132,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
   const fleet = new Fleet({ id, ...o.fleet, ...(server && { temporalAddress: server.address }) });
   const shared = !server && o.fleet?.temporalAddress === undefined;
   const cpu = new CpuMeter({
-    worker: () => fleet.worker?.pid,
+    worker: () => fleet.worker?.process.pid,
     // The shared dev server also serves every other user of the stack: its figure is an upper bound then.
     temporal: () => server?.pid ?? (shared ? runningPid('temporal') : undefined),
     ...stackRoles(),

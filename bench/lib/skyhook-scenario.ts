@@ -20,7 +20,7 @@ import {
   type JobRecord,
 } from './fleet';
 import { sampleBudget, watchRunNodes, type BudgetUse } from './run-nodes';
-import { INTERRUPTING, benchManifest, defaultTimeoutMs } from './scenario';
+import { INTERRUPTING, benchManifest, defaultTimeoutMs, type RolloutFigures } from './scenario';
 import { SkyhookOperator } from './skyhook-operator';
 
 // The bench rollout (bench/lib/scenario.ts benchManifest, unchanged) run by NVIDIA Skyhook's operator on fake nodes
@@ -37,30 +37,9 @@ export interface SkyhookScenarioOptions {
   log?: (line: string) => void;
 }
 
-export interface SkyhookScenarioResult {
-  label: string;
-  nodes: number;
-  budget: number;
-  nodeStages: number;
-  stagesPerNode: number;
-  makespanSeconds: number;
-  idealSeconds: number;
-  ratio: number;
-  overheadMs: { count: number; p50: number; p95: number; p99: number; max: number };
-  stageToStageMs: { count: number; p50: number; p95: number; p99: number };
-  runBeyondSimMs: { p50: number; p95: number };
-  /** One node's first stage created to its last done, s (the ideal is the sum of its stages plus the reboot). */
-  nodeSpanSeconds: { p50: number; max: number };
-  apiserverRequests: { total: number; perNodeStage: number; byVerbResource: Record<string, number> };
+export interface SkyhookScenarioResult extends RolloutFigures {
   operatorRequests: { total: number; perNodeStage: number; byMethod: Record<string, number> };
   operatorPeakRssMiB: number;
-  /** Nodes with a stage pod in flight and nodes cordoned, sampled every 2 s from the create call to completion. */
-  budgetUse: BudgetUse;
-  /** CPU seconds from the create call to completion, per process (operator, kube-apiserver, ...). */
-  cpuSeconds: Record<string, number>;
-  cpuPerNodeStage: Record<string, number>;
-  /** The Skyhook's own `status.status` seen complete this many seconds after its nodes were (not in the makespan). */
-  statusCompleteLagSeconds: number;
   checks: {
     duplicatePods: string[];
     backwards: string[];

@@ -5,7 +5,8 @@ import type { temporal } from '@temporalio/proto';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { updateSpecUpdate } from '../../workflows/messages';
 import { caller } from './http';
-import { eventually, manifest, SCOPED, startTestKeelson, type TestKeelson } from './stack';
+import { eventually, SCOPED, startTestKeelson, type TestKeelson } from './stack';
+import { skyhookYaml } from '../../harness/manifests';
 
 // Scoped tokens over real HTTP with a real worker: each route takes its scope, the actor is the token's name, kept
 // in the workflow's history (start memo, update and signal arguments, cancel reason), shown by the status and named
@@ -28,7 +29,7 @@ afterAll(async () => {
   await k?.stop();
 });
 
-const yaml = (version: string) => manifest(name, NODES, { base: { version } });
+const yaml = (version: string) => skyhookYaml(name, NODES, { base: { version } });
 
 /** The JSON values a history event carries (payloads are JSON-encoded). */
 function decoded(payloads: temporal.api.common.v1.IPayload[] | null | undefined): unknown[] {
@@ -143,7 +144,7 @@ test('the actor is the token name: in the start memo, the update and signal argu
 
 test('an image outside the policy: the API refuses it (400 naming the field); started straight through Temporal, the worker fails it', async () => {
   const outsider = `outside-${Date.now().toString(36)}`;
-  const body = manifest(outsider, NODES, { base: { version: '1.0.0', image: 'evil.example/keelson/base' } });
+  const body = skyhookYaml(outsider, NODES, { base: { version: '1.0.0', image: 'evil.example/keelson/base' } });
   const refused = await deployer('POST', '/v1/rollouts', body, 'application/yaml');
   expect(refused.status).toBe(400);
   expect(refused.body.errors).toEqual([
@@ -173,10 +174,12 @@ test('an image outside the policy: the API refuses it (400 naming the field); st
 
 test("an update the worker refuses is not the rollout's spec: applying the running spec again changes nothing", async () => {
   const kept = `kept-${Date.now().toString(36)}`;
-  const body = manifest(kept, NODES, { base: { version: '1.0.0' } });
+  const body = skyhookYaml(kept, NODES, { base: { version: '1.0.0' } });
   expect((await deployer('POST', '/v1/rollouts', body, 'application/yaml')).status).toBe(201);
   // Straight through Temporal, as the API would refuse it: the worker accepts the update, reads its policy and refuses.
-  const outside = rolloutFromBody(manifest(kept, NODES, { base: { version: '2.0.0', image: 'evil.example/x/base' } }));
+  const outside = rolloutFromBody(
+    skyhookYaml(kept, NODES, { base: { version: '2.0.0', image: 'evil.example/x/base' } }),
+  );
   const handle = k.temporal.workflow.getHandle(rolloutWorkflowId(k.cluster, kept));
   const refused = await handle.executeUpdate(updateSpecUpdate, { args: [outside, { actor: 'mallory' }] }).then(
     () => undefined,
@@ -191,7 +194,7 @@ test("an update the worker refuses is not the rollout's spec: applying the runni
 
 test('POST /v1/rollouts/:name/reset-batches takes operate: a read token is refused; the actor and reason are kept', async () => {
   const batches = `batches-${Date.now().toString(36)}`;
-  const body = manifest(batches, NODES, { base: { version: '1.0.0' } });
+  const body = skyhookYaml(batches, NODES, { base: { version: '1.0.0' } });
   expect((await deployer('POST', '/v1/rollouts', body, 'application/yaml')).status).toBe(201);
   await eventually(async () => {
     const s = await reader('GET', `/v1/rollouts/${batches}`);

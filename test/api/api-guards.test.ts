@@ -1,13 +1,14 @@
 import { caller } from './http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { manifest, SCOPED, startTestKeelson, type TestKeelson } from './stack';
+import { SCOPED, startTestKeelson, type TestKeelson } from './stack';
+import { skyhookYaml } from '../../harness/manifests';
 
 // Auth, validation and hostile input, the OpenAPI document, /healthz and /metrics, over real HTTP.
 
 let k: TestKeelson;
 const call = caller(() => k);
-const yaml = manifest('guarded', ['node-003'], { base: { version: '1.0.0' } });
+const yaml = skyhookYaml('guarded', ['node-003'], { base: { version: '1.0.0' } });
 
 beforeAll(async () => {
   k = await startTestKeelson('apig', { worker: false });
@@ -48,7 +49,7 @@ describe('bearer-token auth', () => {
 
 describe('validation: 400 with field paths', () => {
   test('an invalid package names the field path', async () => {
-    const bad = manifest('guarded', ['node-003'], { base: { version: 'not a version' } });
+    const bad = skyhookYaml('guarded', ['node-003'], { base: { version: 'not a version' } });
     const r = await call('POST', '/v1/rollouts', bad, 'application/yaml');
     expect(r.status).toBe(400);
     expect(r.body.error).toBe('invalid');
@@ -67,7 +68,7 @@ describe('validation: 400 with field paths', () => {
   });
 
   test('two rollouts in one body, none, not YAML, an empty body', async () => {
-    const two = `${yaml}\n---\n${manifest('guarded-2', ['node-003'], { base: { version: '1.0.0' } })}`;
+    const two = `${yaml}\n---\n${skyhookYaml('guarded-2', ['node-003'], { base: { version: '1.0.0' } })}`;
     expect((await call('POST', '/v1/rollouts', two, 'application/yaml')).body.errors).toEqual([
       { path: 'body', message: 'holds 2 rollouts (guarded, guarded-2); send one per request' },
     ]);

@@ -10,8 +10,9 @@ import { apiClientFor } from '../../client/api-target';
 import { ApiClient, ApiError } from '../../client/http-client';
 import { SettingsError } from '../../workers/temporal-settings';
 import { watchFiles } from '../../workers/watched-files';
-import { pem, selfSigned, signedBy, type KeyPair } from '../harness/certificates';
-import { secretVolume } from '../harness/secret-volume';
+import { pem, selfSigned, signedBy, type KeyPair } from '../../harness/certificates';
+import { secretVolume } from '../../harness/secret-volume';
+import { eventually } from '../../harness/wait';
 
 // The API entry point over TLS, as operators run it: bad TLS settings stop start-up naming the setting and the file;
 // a self-signed certificate serves HTTPS that the client reaches with the CA file and is refused without it; client
@@ -75,14 +76,9 @@ async function startApi(env: Record<string, string>): Promise<RunningApi> {
   };
 }
 
-/** Waits up to 10 s for a condition that a reload makes true. */
-async function eventually(what: string, condition: () => Promise<boolean> | boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within 10 s: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** A reload is seen within 10 s, looked for every 100 ms. */
+const RELOAD_MS = 10_000;
+const RELOAD_POLL_MS = 100;
 
 const client = (url: string, token: string, tls: Record<string, string> = {}) =>
   apiClientFor({}, { KEELSON_API_URL: url, KEELSON_API_TOKEN: token, KEELSON_CONFIG: '/nonexistent', ...tls });
@@ -233,7 +229,9 @@ describe('HTTPS with a self-signed certificate, reloaded with the token file fro
     tokens.update({ tokens: `bob:read:bob-token-0123456789\n` });
     await eventually(
       'the new token is accepted',
-      async () => (await listStatus(withCa('bob-token-0123456789'))) === 200,
+      async () => expect(await listStatus(withCa('bob-token-0123456789'))).toBe(200),
+      RELOAD_MS,
+      RELOAD_POLL_MS,
     );
     expect(await listStatus(withCa('alice-token-0123456789'))).toBe(401);
     expect(api.stderr()).toContain(`keelson api: reloaded 1 token(s) from ${tokens.path('tokens')}`);
@@ -246,7 +244,12 @@ describe('HTTPS with a self-signed certificate, reloaded with the token file fro
     const report =
       `keelson api: token file not reloaded, the tokens in use are kept: ` +
       `KEELSON_API_TOKENS_FILE=${JSON.stringify(tokens.path('tokens'))}: line 1: scope "admin" is not one of read, operate, deploy, metrics`;
-    await eventually('the bad file is reported', () => api.stderr().includes(report));
+    await eventually(
+      'the bad file is reported',
+      () => expect(api.stderr()).toContain(report),
+      RELOAD_MS,
+      RELOAD_POLL_MS,
+    );
     expect(await listStatus(withCa('bob-token-0123456789'))).toBe(bobStatus);
     expect(bobStatus).toBe(200);
     expect(await listStatus(withCa('carol-token-0123456789'))).toBe(401);
@@ -257,7 +260,9 @@ describe('HTTPS with a self-signed certificate, reloaded with the token file fro
     tls.update({ 'tls.crt': pem(second.cert), 'tls.key': pem(second.key) });
     await eventually(
       'the new certificate is served',
-      async () => (await servedFingerprint(api.port)) === fingerprintOf(second),
+      async () => expect(await servedFingerprint(api.port)).toBe(fingerprintOf(second)),
+      RELOAD_MS,
+      RELOAD_POLL_MS,
     );
     expect(api.stderr()).toContain(`keelson api: reloaded the TLS certificate from ${tls.path('tls.crt')}`);
     expect(await listStatus(client(api.url, 'bob-token-0123456789', { KEELSON_API_CA_FILE: second.cert }))).toBe(200);
@@ -270,7 +275,12 @@ describe('HTTPS with a self-signed certificate, reloaded with the token file fro
     const report =
       'keelson api: TLS files not reloaded, the certificate in use is kept: ' +
       `KEELSON_API_TLS_KEY_FILE=${JSON.stringify(tls.path('tls.key'))}: is not the key of the certificate in ${tls.path('tls.crt')}`;
-    await eventually('the bad pair is reported', () => api.stderr().includes(report));
+    await eventually(
+      'the bad pair is reported',
+      () => expect(api.stderr()).toContain(report),
+      RELOAD_MS,
+      RELOAD_POLL_MS,
+    );
     expect(await servedFingerprint(api.port)).toBe(fingerprintOf(second));
     expect(await listStatus(client(api.url, 'bob-token-0123456789', { KEELSON_API_CA_FILE: second.cert }))).toBe(200);
   });
@@ -342,12 +352,22 @@ describe('watched files', () => {
       expect(seen).toEqual([]);
       mkdirSync(dir);
       writeFileSync(file, 'first\n');
-      await eventually('the periodic check sees the new file', () => seen.length === 1);
+      await eventually(
+        'the periodic check sees the new file',
+        () => expect(seen).toHaveLength(1),
+        RELOAD_MS,
+        RELOAD_POLL_MS,
+      );
       writeFileSync(file, 'first\n');
       await new Promise((r) => setTimeout(r, 500));
       expect(seen).toEqual(['changed']);
       writeFileSync(file, 'second\n');
-      await eventually('the periodic check sees the new content', () => seen.length === 2);
+      await eventually(
+        'the periodic check sees the new content',
+        () => expect(seen).toHaveLength(2),
+        RELOAD_MS,
+        RELOAD_POLL_MS,
+      );
     } finally {
       watch.close();
     }

@@ -1,7 +1,8 @@
 import { CoreV1Api } from '@kubernetes/client-node';
-import { kubeClients } from '../harness/kube';
+import { kubeClients } from '../../harness/kube';
 import { caller } from './http';
-import { eventually, manifest, SCOPED, startTestKeelson, type TestKeelson } from './stack';
+import { eventually, SCOPED, startTestKeelson, type TestKeelson } from './stack';
+import { skyhookYaml } from '../../harness/manifests';
 
 // `node ignore|unignore` and `logs` over real HTTP: the API patches the real Node and reads the real stage pod's
 // log (kwok serves the simulator's log file as the kubelet would), each route under its scope, the actor in the
@@ -92,7 +93,7 @@ test('a rollout leaves the ignored node out (blocked, no stage, no node state); 
   const started = await deployer(
     'POST',
     '/v1/rollouts',
-    manifest(name, [WORKED, IGNORED], { base: { version: '1.0.0' } }),
+    skyhookYaml(name, [WORKED, IGNORED], { base: { version: '1.0.0' } }),
     'application/yaml',
   );
   expect(started.status).toBe(201);
@@ -116,7 +117,7 @@ describe('logs', () => {
   const path = (query: string) => `/v1/nodes/${WORKED}/logs?rollout=${name}&${query}`;
 
   beforeAll(async () => {
-    const body = manifest(name, [WORKED], {
+    const body = skyhookYaml(name, [WORKED], {
       ok: { version: '1.0.0' },
       bad: { version: '1.0.0', failStages: 'apply', log: PRINTED },
     });
@@ -167,7 +168,7 @@ describe('logs', () => {
   test('follow streams a running container until it ends', async () => {
     const slow = `follow-${suffix}`;
     const node = 'node-003';
-    const body = manifest(slow, [node], {
+    const body = skyhookYaml(slow, [node], {
       slow: { version: '1.0.0', simSeconds: 8, failStages: 'apply', log: PRINTED },
     });
     expect((await deployer('POST', '/v1/rollouts', body, 'application/yaml')).status).toBe(201);

@@ -1,6 +1,7 @@
 import { caller } from './http';
-import { startTestKeelson, manifest, eventually, type TestKeelson } from './stack';
+import { startTestKeelson, eventually, type TestKeelson } from './stack';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
+import { skyhookYaml } from '../../harness/manifests';
 
 // The HTTP API over real HTTP, with a real worker, the local stack's Temporal server and kwok cluster.
 
@@ -23,7 +24,7 @@ test('start a rollout with a YAML manifest: 201 with workflow IDs and UI links, 
   const r = await call(
     'POST',
     '/v1/rollouts',
-    manifest(name, NODES, { base: { version: '1.0.0' } }),
+    skyhookYaml(name, NODES, { base: { version: '1.0.0' } }),
     'application/yaml',
   );
   const answeredMs = Date.now() - started;
@@ -59,7 +60,12 @@ test('start a rollout with a YAML manifest: 201 with workflow IDs and UI links, 
 
 test('the same manifest again (YAML or JSON): 200 with the same IDs; a different spec: 409', async () => {
   const first = await call('GET', `/v1/rollouts/${name}`);
-  const again = await call('POST', '/v1/rollouts', manifest(name, NODES, { base: { version: '1.0.0' } }), 'text/yaml');
+  const again = await call(
+    'POST',
+    '/v1/rollouts',
+    skyhookYaml(name, NODES, { base: { version: '1.0.0' } }),
+    'text/yaml',
+  );
   expect(again.status).toBe(200);
   expect(again.body).toMatchObject({
     name,
@@ -89,7 +95,7 @@ test('the same manifest again (YAML or JSON): 200 with the same IDs; a different
   const other = await call(
     'POST',
     '/v1/rollouts',
-    manifest(name, NODES, { base: { version: '1.1.0' } }),
+    skyhookYaml(name, NODES, { base: { version: '1.1.0' } }),
     'application/yaml',
   );
   expect(other.status).toBe(409);
@@ -127,7 +133,7 @@ test('PUT updates the spec: generation 2 and the new version everywhere; the sam
   const r = await call(
     'PUT',
     `/v1/rollouts/${name}`,
-    manifest(name, NODES, { base: { version: '1.1.0' } }),
+    skyhookYaml(name, NODES, { base: { version: '1.1.0' } }),
     'application/yaml',
   );
   expect(r.status).toBe(200);
@@ -143,7 +149,7 @@ test('PUT updates the spec: generation 2 and the new version everywhere; the sam
   const same = await call(
     'PUT',
     `/v1/rollouts/${name}`,
-    manifest(name, NODES, { base: { version: '1.1.0' } }),
+    skyhookYaml(name, NODES, { base: { version: '1.1.0' } }),
     'application/yaml',
   );
   expect(same.status).toBe(200);
@@ -151,7 +157,7 @@ test('PUT updates the spec: generation 2 and the new version everywhere; the sam
   const wrongName = await call(
     'PUT',
     `/v1/rollouts/${name}`,
-    manifest('another', NODES, { base: { version: '1.1.0' } }),
+    skyhookYaml('another', NODES, { base: { version: '1.1.0' } }),
     'application/yaml',
   );
   expect(wrongName.status).toBe(400);
@@ -159,7 +165,7 @@ test('PUT updates the spec: generation 2 and the new version everywhere; the sam
   const unknown = await call(
     'PUT',
     '/v1/rollouts/no-such-rollout',
-    manifest('no-such-rollout', NODES, { base: { version: '1.0.0' } }),
+    skyhookYaml('no-such-rollout', NODES, { base: { version: '1.0.0' } }),
     'application/yaml',
   );
   expect(unknown.status).toBe(404);

@@ -1,20 +1,16 @@
-import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
-import { createActivities, workloadInformer } from '../../activities';
 import type { AccessLogEntry } from '../../api/access-log';
 import { clusterAccess } from '../../api/cluster';
-import { buildApi } from '../../api/server';
 import { ApiSettingsSchema } from '../../api/settings';
 import { KeelsonClient } from '../../client';
 import { unnamedToken, type ApiToken } from '../../model/access';
-import { activitySettings, loadConfig } from '../../workers/config';
 import { imagePolicyOf } from '../../workers/image-policy-settings';
-import { kubeClients, testNamespace } from '../harness/kube';
-import { testWorkflowBundlePath } from '../harness/workflow-bundle';
-import YAML from 'yaml';
-import { skyhook, type PackageDef } from '../../deploy/dev/sim-manifests';
+import { startInProcessWorker } from '../../harness/in-process-worker';
+import { installTestRuntime } from '../../harness/runtime';
+import { kubeClients, testNamespace } from '../../harness/kube';
+import { serveTestApi } from '../../harness/test-api';
+import { keelsonNames, testWorkerSettings } from '../../harness/worker-settings';
 
 // One test file's own Keelson: a real worker (the real workflows and Kubernetes activities) on a task queue and
 // cluster name of its own, the real API on a free port, against the local stack's Temporal server and cluster.
@@ -33,8 +29,6 @@ export interface TestKeelson {
   stop(): Promise<void>;
 }
 
-let runtimeInstalled = false;
-
 export const TOKEN = 'test-token-0123456789abcdef';
 /** Named tokens of one scope each, beside the unnamed TOKEN (every scope). */
 export const SCOPED: Record<'reader' | 'operator' | 'deployer' | 'prometheus', ApiToken> = {
@@ -52,46 +46,17 @@ export async function startTestKeelson(
   prefix: string,
   opts: { worker?: boolean; policy?: Record<string, string> } = {},
 ): Promise<TestKeelson> {
-  if (!runtimeInstalled) {
-    Runtime.install({ logger: new DefaultLogger('ERROR') });
-    runtimeInstalled = true;
-  }
-  const suffix = Date.now().toString(36);
-  const cluster = `${prefix}-${suffix}`;
-  const taskQueue = `keelson-${cluster}`;
+  installTestRuntime();
   const { kc, core } = kubeClients();
-  const namespace = await testNamespace(core, prefix);
+  const names = keelsonNames(`${prefix}-${Date.now().toString(36)}`, await testNamespace(core, prefix));
+  const { cluster, taskQueue, namespace } = names;
   const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
   const temporal = new Client({ connection: await Connection.connect({ address }) });
-  // The worker's own settings path (workers/config.ts), sized for tests: short pull grace, 1 s polls.
-  const settings = activitySettings(
-    loadConfig({
-      KEELSON_CLUSTER: cluster,
-      KEELSON_TASK_QUEUE: taskQueue,
-      KEELSON_NAMESPACE: namespace,
-      KEELSON_AGENT_IMAGE: 'registry.example/skyhook/agent:6.4.1',
-      KEELSON_IMAGE_PULL_GRACE_SECONDS: '5',
-      KEELSON_BACKOFF_LIMIT: '1',
-      KEELSON_JOB_RETENTION_SECONDS: '600',
-      KEELSON_POLL_SECONDS: '1',
-      ...opts.policy,
-    }),
-  );
+  // The worker's own start-up path (workers/worker.ts), sized for tests: short pull grace, 1 s polls.
   const worker =
     opts.worker === false
       ? undefined
-      : await Worker.create({
-          connection: await NativeConnection.connect({ address }),
-          taskQueue,
-          workflowBundle: { codePath: testWorkflowBundlePath() },
-          activities: createActivities({
-            kubeConfig: kc,
-            temporal,
-            settings,
-            workloads: workloadInformer(kc, settings),
-          }),
-        });
-  const running = worker?.run();
+      : await startInProcessWorker({ ...testWorkerSettings(names, '127.0.0.1:0'), ...opts.policy });
   const apiSettings = ApiSettingsSchema.parse({
     TEMPORAL_ADDRESS: address,
     // The stack's UI (global setup sets it), so links point where the UI really is when ports are moved.
@@ -103,7 +68,7 @@ export async function startTestKeelson(
   });
   const keelson = await KeelsonClient.connect(apiSettings);
   const accessLog: AccessLogEntry[] = [];
-  const app = await buildApi({
+  const { app, url } = await serveTestApi({
     keelson,
     cluster: clusterAccess(kc, namespace),
     tokens: [unnamedToken(TOKEN), ...Object.values(SCOPED)],
@@ -111,10 +76,8 @@ export async function startTestKeelson(
     accessLog: (entry) => accessLog.push(entry),
     imagePolicy: imagePolicyOf(apiSettings),
   });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const port = (app.server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     token: TOKEN,
     cluster,
     taskQueue,
@@ -128,8 +91,7 @@ export async function startTestKeelson(
       // Rollouts this file started are cancelled so their node workflows forget them.
       for (const r of await keelson.listRollouts().catch(() => []))
         await keelson.deleteRollout(r.name).catch(() => undefined);
-      worker?.shutdown();
-      await running;
+      await worker?.stop();
       await keelson.close();
       await temporal.connection.close();
       await core.deleteNamespace({ name: namespace }).catch(() => undefined);
@@ -137,9 +99,4 @@ export async function startTestKeelson(
   };
 }
 
-/** A Skyhook manifest (YAML) that targets the given fake nodes by hostname. */
-export function manifest(name: string, nodes: string[], packages: Record<string, PackageDef>): string {
-  return YAML.stringify(skyhook({ name, nodes, packages }));
-}
-
-export { eventually } from '../harness/wait';
+export { eventually } from '../../harness/wait';

@@ -3,8 +3,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { manifest, SCOPED, startTestKeelson, type TestKeelson } from '../api/stack';
+import { SCOPED, startTestKeelson, type TestKeelson } from '../api/stack';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
+import { skyhookYaml } from '../../harness/manifests';
 
 // `keelson rollout ...` and `keelson node ...` as users run them: a real process talking to a real API, worker and
 // Temporal server. The API runs in this process, so the CLI is run asynchronously (never spawnSync).
@@ -46,8 +47,8 @@ function keelson(args: string[], env: Record<string, string> = {}) {
   });
 }
 
-const v1 = () => file('v1.yaml', manifest(name, [NODE], { base: { version: '1.0.0' } }));
-const v2 = () => file('v2.yaml', manifest(name, [NODE], { base: { version: '2.0.0' } }));
+const v1 = () => file('v1.yaml', skyhookYaml(name, [NODE], { base: { version: '1.0.0' } }));
+const v2 = () => file('v2.yaml', skyhookYaml(name, [NODE], { base: { version: '2.0.0' } }));
 
 test('rollout start -f FILE --wait: plain progress lines, exit 0 when complete', async () => {
   const started = Date.now();
@@ -188,7 +189,7 @@ test('rollout reset-batches --yes, and deployment-policy reset --confirm as Skyh
 test('node rerun and reset on several nodes: names, patterns, --all-erroring; each outcome reported, exit non-zero if any failed', async () => {
   const multi = `${name}-multi`;
   const nodes = ['node-004', 'node-005'];
-  const failing = file('multi.yaml', manifest(multi, nodes, { broken: { version: '1.0.0', failStages: 'apply' } }));
+  const failing = file('multi.yaml', skyhookYaml(multi, nodes, { broken: { version: '1.0.0', failStages: 'apply' } }));
   expect((await keelson(['rollout', 'start', '--wait', '--timeout', '100', '-f', failing])).code).toBe(1);
 
   const rerun = await keelson(['node', 'rerun', '--all-erroring', '--rollout', multi, '--package', 'broken']);
@@ -246,7 +247,7 @@ test('errors: stderr and the documented exit codes', async () => {
     'rollout',
     'start',
     '-f',
-    file('bad.yaml', manifest('bad', [NODE], { base: { version: 'x y' } })),
+    file('bad.yaml', skyhookYaml('bad', [NODE], { base: { version: 'x y' } })),
   ]);
   expect(bad.code).toBe(1);
   expect(bad.stderr).toMatch(/^Skyhook\/bad\.spec\.packages\.base\.version: /);
@@ -315,7 +316,7 @@ test('start --wait on a package whose apply fails: exit 1 once the node is error
     '--timeout',
     '100',
     '-f',
-    file('fail.yaml', manifest(failing, ['node-005'], { broken: { version: '1.0.0', failStages: 'apply' } })),
+    file('fail.yaml', skyhookYaml(failing, ['node-005'], { broken: { version: '1.0.0', failStages: 'apply' } })),
   ]);
   console.log(`start --wait on a failing package ended in ${Date.now() - started} ms`);
   expect(r.stderr).toContain(`keelson: rollout ${failing} is erroring on 1 node(s)`);

@@ -6,9 +6,9 @@ import { promisify } from 'node:util';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { kubeconfigPath, toolPaths } from '../../deploy/dev/paths';
 import { logFile, runningPid, stopDetached } from '../../deploy/dev/processes';
-import { skyhook } from '../../deploy/dev/sim-manifests';
+import { skyhook } from '../../harness/manifests';
 import type { RolloutResource } from '../../controller/resources';
-import { kubeClients, until } from '../harness/kube';
+import { kubeClients, until } from '../../harness/kube';
 
 // `keelson dev up --custom-resources` as a user runs it on the local stack (up already, from the global setup): the
 // definitions installed, the controller a process of the stack, and `kubectl apply -f skyhook.yaml` starting a

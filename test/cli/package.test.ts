@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
-import { manifest, startTestKeelson, type TestKeelson } from '../api/stack';
+import { startTestKeelson, type TestKeelson } from '../api/stack';
+import { skyhookYaml } from '../../harness/manifests';
 
 // The CLI as someone without a checkout gets it: `npm run pack:cli` packs it, `npm install <tarball>` in an empty
 // folder installs it, and the installed `keelson` (compiled JavaScript, run by Node alone) talks to a real API,
@@ -46,7 +47,7 @@ beforeAll(async () => {
   const res = await fetch(`${k.url}/v1/rollouts`, {
     method: 'POST',
     headers: { authorization: `Bearer ${k.token}`, 'content-type': 'application/yaml' },
-    body: manifest(name, ['node-006'], { base: { version: '1.0.0' } }),
+    body: skyhookYaml(name, ['node-006'], { base: { version: '1.0.0' } }),
   });
   expect(res.status).toBe(201);
   const env = { PATH: process.env.PATH!, HOME: process.env.HOME ?? work };

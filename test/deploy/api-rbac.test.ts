@@ -3,8 +3,8 @@ import { clusterAccess } from '../../api/cluster';
 import { setIgnored } from '../../api/node-ignore';
 import { readLog, stagePod } from '../../api/stage-logs';
 import { JOB_LABELS, safeLabelValue } from '../../model';
-import { eventually } from '../harness/wait';
-import { kubeClients, testNamespace } from '../harness/kube';
+import { eventually } from '../../harness/wait';
+import { kubeClients, testNamespace } from '../../harness/kube';
 import { applyDocs, helmTemplate, jobsNamespaceOf, removeChart, serviceAccountKubeconfig, type Doc } from './chart-env';
 
 // The API's RBAC in the chart: rendered, applied to the local RBAC apiserver, asked of the apiserver itself

@@ -1,5 +1,5 @@
 import { NetworkingV1Api } from '@kubernetes/client-node';
-import { kubeClients, testNamespace } from '../harness/kube';
+import { kubeClients, testNamespace } from '../../harness/kube';
 import { applyDocs, helmRefusal, helmTemplate, removeChart, type Doc } from './chart-env';
 
 // The chart's API over TLS and its Ingress: the TLS Secret and the client CA Secret mounted where the API's settings

@@ -1,15 +1,15 @@
 import { KubeConfig, RbacAuthorizationV1Api, type V1Job } from '@kubernetes/client-node';
 import { nodeWorkflowId } from '../../model/workflow-ids';
-import { kubeClients, standInController, testNamespace } from '../harness/kube';
+import { kubeClients, standInController, testNamespace } from '../../harness/kube';
 import {
-  createFakeNodes,
+  createItestNodes,
   eventually,
   InProcessKeelson,
   nodeEntry,
-  rolloutSpecOf,
   stageState,
   Timeline,
 } from '../integration/worker-stack';
+import { rolloutSpecOf } from '../../harness/manifests';
 import { applyChart, jobsNamespaceOf, removeChart, serviceAccountKubeconfig, workerServiceAccount } from './chart-env';
 
 // Whole workflows under the chart's RBAC: the chart is applied to the local RBAC apiserver, and a whole worker
@@ -52,7 +52,7 @@ beforeAll(async () => {
   jobsNamespace = jobsNamespaceOf(namespace);
   applyChart(release, namespace);
   saKubeconfig = await serviceAccountKubeconfig(adminKc, release, namespace);
-  nodes = await createFakeNodes(core, prefix, 2, [RUNTIME_TAINT]);
+  nodes = await createItestNodes(core, prefix, 2, [RUNTIME_TAINT]);
   timeline = new Timeline(adminKc);
   await timeline.watch('job', `/apis/batch/v1/namespaces/${jobsNamespace}/jobs`);
   for (const node of nodes) await createWorkload(node);

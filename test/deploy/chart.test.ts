@@ -7,7 +7,7 @@ import { createActivities, workloadInformer } from '../../activities';
 import { jsonPatch, makeClients, mergePatch } from '../../activities/clients';
 import { checkKubernetes } from '../../activities/server-version';
 import { kubeFloor, formatKubeVersion } from '../../model/kube-version';
-import { kubeClients, testNamespace } from '../harness/kube';
+import { kubeClients, testNamespace } from '../../harness/kube';
 import { pkg, stageInput, testSettings } from '../integration/activity-env';
 import {
   applyDocs,

@@ -5,7 +5,7 @@ import { AuthorizationV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@k
 import YAML from 'yaml';
 import { installCustomResourceDefinitions } from '../../deploy/dev/custom-resources';
 import { projectRoot, toolPaths } from '../../deploy/dev/paths';
-import { kubeClients } from '../harness/kube';
+import { kubeClients } from '../../harness/kube';
 import { mergePatch } from '../../activities/clients';
 import { applyDocs, helmTemplate } from './chart-env';
 

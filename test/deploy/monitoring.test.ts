@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { projectRoot, toolPaths } from '../../deploy/dev/paths';
-import { kubeClients, testNamespace } from '../harness/kube';
-import { eventually } from '../harness/wait';
+import { kubeClients, testNamespace } from '../../harness/kube';
+import { eventually } from '../../harness/wait';
 import { applyDocs, chart, helmRefusal, helmTemplate, removeChart, type Doc } from './chart-env';
 
 // The chart's monitoring objects (ServiceMonitors, PrometheusRule, Grafana dashboard ConfigMap): rendered only when

@@ -1,7 +1,7 @@
 import { ConflictError, NotFoundError } from '../../client';
 import { ROLLOUT_WORKFLOW_TYPE } from '../../client/rollouts';
 import { CONTROLLER_ACTOR } from '../../model/custom-resource/ownership';
-import { parseRolloutDocuments } from '../../model/manifests/parse-documents';
+import { parsedRollouts } from '../../harness/manifests';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { API_GROUPS, ROLLOUT_KINDS, type RolloutKind } from '../../model/wire';
 import { pauseSignal, STARTED_BY_MEMO, updateSpecUpdate } from '../../workflows/messages';
@@ -25,7 +25,10 @@ function manifest(kind: RolloutKind, name: string, hello: PackageDef, annotation
   return { ...doc, apiVersion: ROLLOUT_KINDS[kind], kind, metadata };
 }
 
-const specOf = (doc: Record<string, unknown>) => parseRolloutDocuments([doc]).rollouts[0]!;
+const specOf = (doc: Record<string, unknown>) => parsedRollouts([doc])[0]!;
+/** Waits until the Skyhook's Valid condition says the worker's image policy refused the generation. */
+const refusedAt = (name: string, observedGeneration: number) =>
+  driver.conditionBecomes('Skyhook', name, 'Valid', { status: 'False', reason: 'Refused', observedGeneration });
 const plural = (kind: RolloutKind) => `${kind.toLowerCase()}s.${API_GROUPS[kind]}`;
 const handleOf = (name: string) => driver.keelson.ctx.client.workflow.getHandle(rolloutWorkflowId(e2e.cluster, name));
 const rolloutComplete = (name: string) =>
@@ -146,11 +149,7 @@ test('pause, disable, resume and enable reach the rollout while the spec is inva
 test('a start outside the image policy: Valid=False names the image and the policy; not started again', async () => {
   const name = nameOf('refused');
   await driver.apply(manifest('Skyhook', name, { version: '1.0.0', image: 'evil.example/hello' }));
-  const refused = await driver.conditionBecomes('Skyhook', name, 'Valid', {
-    status: 'False',
-    reason: 'Refused',
-    observedGeneration: 1,
-  });
+  const refused = await refusedAt(name, 1);
   expect(refused.message).toContain(
     `spec.packages.hello.image: "evil.example/hello" is outside the image policy; allowed: ${ALLOWED} ` +
       '(KEELSON_IMAGE_ALLOWED_PREFIXES)',
@@ -173,11 +172,7 @@ test('an update outside the image policy: Valid=False names the image; the rollo
   await driver.statusBecomes('Skyhook', name, 'complete', { status: 'complete', observedGeneration: 1 });
 
   await driver.apply(manifest('Skyhook', name, { version: '1.1.0', image: 'evil.example/hello' }));
-  const refused = await driver.conditionBecomes('Skyhook', name, 'Valid', {
-    status: 'False',
-    reason: 'Refused',
-    observedGeneration: 2,
-  });
+  const refused = await refusedAt(name, 2);
   expect(refused.message).toBe(
     'the worker refused this spec: spec.packages.hello.image: "evil.example/hello" is outside the image policy; ' +
       `allowed: ${ALLOWED} (KEELSON_IMAGE_ALLOWED_PREFIXES)`,

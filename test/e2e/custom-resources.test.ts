@@ -1,7 +1,7 @@
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { NotFoundError } from '../../client';
 import { CLEANUP_FINALIZER, OPERATOR_FINALIZERS } from '../../controller/resources';
 import { E2E, eventually, PREFIX, skyhook } from './e2e-stack';
+import { leaveOperatorState, operatorEntry as entryOf } from './operator-state';
 import { condition, ResourceDriver } from './resource-driver';
 
 // Custom-resource mode end to end: a rollout driven only by `kubectl apply`, `kubectl annotate` and `kubectl
@@ -109,13 +109,6 @@ test('kubectl apply, annotate and delete drive a rollout; .status follows each s
 
 test('migration in custom-resource mode: a Skyhook the stopped operator left mid-rollout is taken over; nothing done runs again', async () => {
   const [a, b] = e2e.nodes as [string, string];
-  const entryOf = (pkg: string, version: string, stage: string, state: string) => ({
-    name: pkg,
-    version,
-    image: `registry.example/keelson/${pkg}`,
-    stage,
-    state,
-  });
   // As the operator left the cluster when it was stopped: its resource with its finalizer and status, and node A with
   // kmod done and the driver's apply done (its config not started). The controller starts after, as on install.
   await driver.controller!.stop();
@@ -125,22 +118,7 @@ test('migration in custom-resource mode: a Skyhook the stopped operator left mid
       'kmod|1.0.0': entryOf('kmod', '1.0.0', 'config', 'complete'),
       'driver|2.0.0': entryOf('driver', '2.0.0', 'apply', 'complete'),
     };
-    await e2e.core.patchNode(
-      {
-        name: a,
-        body: {
-          metadata: {
-            labels: { [`${PREFIX}status_${migrated}`]: 'in_progress' },
-            annotations: {
-              [`${PREFIX}nodeState_${migrated}`]: JSON.stringify(stateOfA),
-              [`${PREFIX}status_${migrated}`]: 'in_progress',
-              [`${PREFIX}version_${migrated}`]: 'v0.13.0',
-            },
-          },
-        },
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+    await leaveOperatorState(e2e.core, a, migrated, stateOfA);
     const packages = { kmod: { version: '1.0.0', simSeconds: 1 }, driver: { version: '2.0.0', simSeconds: 1 } };
     const doc = skyhook({ name: migrated, nodes: e2e.nodes, packages });
     const labels = { 'keelson.dev/e2e': e2e.cluster };

@@ -1,19 +1,18 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:net';
+import { execFile, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BatchV1Api, CoreV1Api, KubeConfig, Watch, type V1Job, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import type { FastifyInstance } from 'fastify';
 import { clusterAccess } from '../../api/cluster';
-import { buildApi } from '../../api/server';
 import { ApiSettingsSchema } from '../../api/settings';
 import { KeelsonClient } from '../../client';
 import { unnamedToken } from '../../model/access';
-import { fakeNode } from '../../deploy/dev/nodes';
 import { stackEnv } from '../../deploy/dev/stack';
-import { testWorkflowBundlePath } from '../harness/workflow-bundle';
+import { createFakeNodes } from '../../harness/fake-nodes';
+import { serveTestApi } from '../../harness/test-api';
+import { freePort, WorkerProcess } from '../../harness/worker-process';
+import { keelsonNames, testWorkerSettings, type KeelsonNames } from '../../harness/worker-settings';
 
 // One e2e test file's own Keelson, driven only the way a user drives it: the real worker entry point
 // (workers/worker.ts) as a child process that a test may SIGKILL and start again, the real API on a free port, and
@@ -31,7 +30,7 @@ export interface CliResult {
   stderr: string;
 }
 
-export { skyhook, type PackageDef, type SkyhookDef } from '../../deploy/dev/sim-manifests';
+export { skyhook, type PackageDef, type SkyhookDef } from '../../harness/manifests';
 
 export interface PackageEntry {
   name: string;
@@ -46,19 +45,8 @@ export type NodeStateJson = Record<string, PackageEntry>;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- `rollout status --json` is read field by field
 export type StatusJson = Record<string, any>;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
-export { eventually, sleep } from '../harness/wait';
-import { eventually, sleep } from '../harness/wait';
+export { eventually, eventuallyRead, sleep } from '../../harness/wait';
+import { eventuallyRead } from '../../harness/wait';
 
 export class E2E {
   readonly cluster: string;
@@ -71,10 +59,10 @@ export class E2E {
   url = '';
   private app?: FastifyInstance;
   private keelson?: KeelsonClient;
-  private worker?: ChildProcess;
-  private workerExit?: Promise<void>;
-  /** Every worker process started, each with its exit; `stop` ends those still running. */
-  private readonly started: { process: ChildProcess; metrics: string; exit: Promise<void> }[] = [];
+  private readonly names: KeelsonNames;
+  private worker?: WorkerProcess;
+  /** Every worker process started, with its metrics address; `stop` ends those still running. */
+  private readonly started: { worker: WorkerProcess; metrics: string }[] = [];
   private readonly dir: string;
   private readonly env = stackEnv();
   /** Every Job and Pod of this file's namespace, recorded from its start (useE2E). */
@@ -86,9 +74,8 @@ export class E2E {
     readonly workerSettings: Record<string, string> = {},
   ) {
     const suffix = Date.now().toString(36).slice(-5);
-    this.cluster = `e2e-${prefix}-${suffix}`;
-    this.taskQueue = `keelson-${this.cluster}`;
-    this.namespace = this.cluster;
+    this.names = keelsonNames(`e2e-${prefix}-${suffix}`);
+    ({ cluster: this.cluster, taskQueue: this.taskQueue, namespace: this.namespace } = this.names);
     this.kc = new KubeConfig();
     this.kc.loadFromFile(this.env.KUBECONFIG!);
     this.core = this.kc.makeApiClient(CoreV1Api);
@@ -98,40 +85,13 @@ export class E2E {
 
   /** Fake nodes of this file (`<prefix>-<suffix>-<i>`), with extra labels per node; Ready before it returns. */
   async addNodes(count: number, labels: (i: number) => Record<string, string> = () => ({})): Promise<string[]> {
-    const made: string[] = [];
-    for (let i = 0; i < count; i++) {
-      const base = fakeNode(this.nodes.length);
-      const name = `${this.cluster}-n${this.nodes.length}`;
-      const node: V1Node = {
-        ...base,
-        metadata: {
-          ...base.metadata,
-          name,
-          // Only this file's labels: other rollouts on the shared cluster select by pool, zone or role.
-          labels: {
-            'kubernetes.io/hostname': name,
-            'kubernetes.io/os': 'linux',
-            'keelson.dev/e2e': this.cluster,
-            ...labels(i),
-          },
-        },
-      };
-      await this.core.createNode({ body: node });
-      this.nodes.push(name);
-      made.push(name);
-    }
-    await eventually(
-      'fake nodes Ready',
-      async () => {
-        for (const n of made) {
-          const node = await this.core.readNode({ name: n });
-          if (!(node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'))
-            throw new Error(`${n} not Ready`);
-        }
-      },
-      60_000,
-    );
-    return made;
+    const defs = Array.from({ length: count }, (_, i) => ({
+      name: `${this.cluster}-n${this.nodes.length + i}`,
+      // Only this file's labels: other rollouts on the shared cluster select by pool, zone or role.
+      labels: { 'keelson.dev/e2e': this.cluster, ...labels(i) },
+    }));
+    this.nodes.push(...defs.map((d) => d.name));
+    return createFakeNodes(this.core, defs, `keelson.dev/e2e=${this.cluster}`);
   }
 
   async start(opts: { nodes?: number; labels?: (i: number) => Record<string, string> } = {}): Promise<this> {
@@ -153,14 +113,12 @@ export class E2E {
       KEELSON_API_TOKEN: TOKEN,
     });
     this.keelson = await KeelsonClient.connect(settings);
-    this.app = await buildApi({
+    ({ app: this.app, url: this.url } = await serveTestApi({
       keelson: this.keelson,
       cluster: clusterAccess(this.kc, this.namespace),
       tokens: [unnamedToken(TOKEN)],
       bodyLimitBytes: 256 * 1024,
-    });
-    await this.app.listen({ host: '127.0.0.1', port: 0 });
-    this.url = `http://127.0.0.1:${(this.app.server.address() as AddressInfo).port}`;
+    }));
     return this;
   }
 
@@ -170,51 +128,23 @@ export class E2E {
    */
   async startWorker(settings: Record<string, string> = {}): Promise<{ process: ChildProcess; metrics: string }> {
     const metrics = `127.0.0.1:${await freePort()}`;
-    const codePath = testWorkflowBundlePath();
-    const log = createWriteStream(join(this.dir, 'worker.log'), { flags: 'a' });
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'workers', 'worker.ts')], {
-      cwd: root,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        TEMPORAL_ADDRESS: this.env.TEMPORAL_ADDRESS,
-        KUBECONFIG: this.env.KUBECONFIG,
-        KEELSON_CLUSTER: this.cluster,
-        KEELSON_TASK_QUEUE: this.taskQueue,
-        KEELSON_NAMESPACE: this.namespace,
-        KEELSON_AGENT_IMAGE: 'registry.example/skyhook/agent:6.4.1',
-        KEELSON_IMAGE_PULL_GRACE_SECONDS: '5',
-        KEELSON_BACKOFF_LIMIT: '1',
-        KEELSON_JOB_RETENTION_SECONDS: '600',
-        KEELSON_POLL_SECONDS: '1',
-        KEELSON_SHUTDOWN_GRACE_SECONDS: '0',
-        KEELSON_METRICS_ADDRESS: metrics,
-        KEELSON_SDK_METRICS_ADDRESS: 'off',
-        KEELSON_WORKFLOW_BUNDLE: codePath,
-        ...this.workerSettings,
-        ...settings,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const worker = WorkerProcess.start({
+      env: { ...testWorkerSettings(this.names, metrics), ...this.workerSettings, ...settings },
+      logFile: this.workerLog,
     });
-    child.stdout!.pipe(log);
-    child.stderr!.pipe(log);
-    this.worker = child;
-    this.workerExit = new Promise((resolve) => child.once('exit', () => resolve()));
-    this.started.push({ process: child, metrics, exit: this.workerExit });
-    return { process: child, metrics };
+    this.worker = worker;
+    this.started.push({ worker, metrics });
+    return { process: worker.process, metrics };
   }
 
   /** Every worker started, oldest first, with its metrics address. */
   get workers(): { process: ChildProcess; metrics: string }[] {
-    return this.started.map((w) => ({ process: w.process, metrics: w.metrics }));
+    return this.started.map((w) => ({ process: w.worker.process, metrics: w.metrics }));
   }
 
   /** SIGKILL: no shutdown, no activity cancellation, as when a pod is OOM-killed or a machine dies. */
   async killWorker(): Promise<void> {
-    const w = this.worker;
-    if (!w || w.exitCode !== null) return;
-    w.kill('SIGKILL');
-    await this.workerExit;
+    await this.worker?.kill();
     this.worker = undefined;
   }
 
@@ -284,19 +214,7 @@ export class E2E {
 
   /** Polls the rollout's status (as `rollout status --json` prints it) until `check` holds (throwing means not yet). */
   async statusUntil(name: string, what: string, check: (s: StatusJson) => void, timeoutMs = 120_000) {
-    return eventually(
-      `${name}: ${what}`,
-      async () => {
-        const s = await this.apiStatus(name);
-        try {
-          check(s);
-        } catch (err) {
-          throw new Error(`${err instanceof Error ? err.message : String(err)}\nlast status: ${JSON.stringify(s)}`);
-        }
-        return s;
-      },
-      timeoutMs,
-    );
+    return eventuallyRead(`${name}: ${what}`, () => this.apiStatus(name), check, timeoutMs);
   }
 
   async waitComplete(name: string, timeoutMs = 150_000): Promise<StatusJson> {
@@ -387,11 +305,7 @@ export class E2E {
     }
     await this.app?.close();
     await this.keelson?.close().catch(() => undefined);
-    for (const w of this.started.filter((s) => s.process.exitCode === null)) {
-      w.process.kill('SIGTERM');
-      await Promise.race([w.exit, sleep(10_000)]);
-      if (w.process.exitCode === null) w.process.kill('SIGKILL');
-    }
+    for (const { worker } of this.started) await worker.stop();
     for (const n of this.nodes) await this.core.deleteNode({ name: n }).catch(() => undefined);
     await this.core.deleteNamespace({ name: this.namespace }).catch(() => undefined);
   }

@@ -1,5 +1,5 @@
 import { AdmissionregistrationV1Api, PatchStrategy, PolicyV1Api, setHeaderOptions } from '@kubernetes/client-node';
-import { standInController } from '../harness/kube';
+import { standInController } from '../../harness/kube';
 import { E2E, PREFIX, entry, eventually, isCordoned, sleep } from './e2e-stack';
 import { LONG, NodeScenarios, bootId, manifest, suspended } from './node-scenarios';
 import { nodeReady } from './timeline';

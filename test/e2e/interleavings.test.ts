@@ -27,17 +27,12 @@ test.concurrent(
     const node = k.take(0);
     const name = 'bump';
     // v1's apply would run 90 s: the bump comes while it runs.
-    await e2e.start_(name, [
-      manifest({ name, nodes: [node], packages: { drv: { version: '1.0.0', simSeconds: 90 } } }),
-    ]);
-    await k.runningPod(node, 'drv@1.0.0:apply');
-    const changedAt = Date.now();
-    await e2e.apply(name, [manifest({ name, nodes: [node], packages: { drv: { version: '2.0.0' } } })]);
-    await e2e.statusUntil(
+    const changedAt = await k.changeWhileRunning(
+      node,
       name,
-      'generation 2 complete',
-      (s) => expect(s).toMatchObject({ generation: 2, status: 'complete' }),
-      LONG,
+      { drv: { version: '1.0.0', simSeconds: 90 } },
+      'drv@1.0.0:apply',
+      { drv: { version: '2.0.0' } },
     );
 
     const state = await e2e.nodeState(node, name);
@@ -62,16 +57,7 @@ test.concurrent(
     const node = k.take(1);
     const name = 'removal';
     const packages = { old: { version: '1.0.0', simSeconds: 90 }, keep: { version: '1.0.0' } };
-    await e2e.start_(name, [manifest({ name, nodes: [node], packages })]);
-    await k.runningPod(node, 'old@1.0.0:apply');
-    const changedAt = Date.now();
-    await e2e.apply(name, [manifest({ name, nodes: [node], packages: { keep: packages.keep } })]);
-    await e2e.statusUntil(
-      name,
-      'generation 2 complete',
-      (s) => expect(s).toMatchObject({ generation: 2, status: 'complete' }),
-      LONG,
-    );
+    const changedAt = await k.changeWhileRunning(node, name, packages, 'old@1.0.0:apply', { keep: packages.keep });
     const state = await k.untilState(node, name, 'old uninstalled', (s) =>
       expect(Object.keys(s)).toEqual(['keep|1.0.0']),
     );
@@ -97,16 +83,7 @@ test.concurrent(
     // Every stage of tune runs 30 s: the change comes while the first config runs, and stops it before it ends (a
     // running stage's wait hears that it is stopped at its next heartbeat to Temporal, up to 16 s later).
     const tune = (value: string) => ({ tune: { version: '1.0.0', simSeconds: 30, configMap: { 'a.conf': value } } });
-    await e2e.start_(name, [manifest({ name, nodes: [node], packages: tune('one') })]);
-    await k.runningPod(node, 'tune@1.0.0:config');
-    const changedAt = Date.now();
-    await e2e.apply(name, [manifest({ name, nodes: [node], packages: tune('two') })]);
-    await e2e.statusUntil(
-      name,
-      'generation 2 complete',
-      (s) => expect(s).toMatchObject({ generation: 2, status: 'complete' }),
-      LONG,
-    );
+    const changedAt = await k.changeWhileRunning(node, name, tune('one'), 'tune@1.0.0:config', tune('two'));
     const state = await e2e.nodeState(node, name);
     expect(entry(state, 'tune')).toMatchObject({ stage: 'config', state: 'complete' });
 

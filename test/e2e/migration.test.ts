@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { PatchStrategy, setHeaderOptions, Watch, type V1Pod } from '@kubernetes/client-node';
+import { Watch, type V1Pod } from '@kubernetes/client-node';
 import { useE2E, PREFIX, eventually, skyhook, type NodeStateJson } from './e2e-stack';
+import { leaveOperatorState, operatorEntry as entryOf } from './operator-state';
 
 // Issue 8 item 3 (docs/migration.md): a cluster that a Skyhook operator managed until it was scaled to zero. Node A
 // has kmod complete and driver half-way (apply in_progress, its raw package pod still running); node B has nothing.
@@ -59,10 +60,6 @@ function stageFinished(pod: V1Pod | undefined): boolean {
   return pod?.status?.initContainerStatuses?.at(-1)?.state?.terminated !== undefined;
 }
 
-function entryOf(name: string, version: string, stage: string, state: string) {
-  return { name, version, image: `registry.example/keelson/${name}`, stage, state };
-}
-
 /** The raw package pod Skyhook's operator runs for one stage (§3.1): labels, package annotation, init chain, pause. */
 function legacyStagePod(node: string, pkg: string, version: string, stage: string): V1Pod {
   const image = `registry.example/keelson/${pkg}`;
@@ -115,30 +112,6 @@ function legacyStagePod(node: string, pkg: string, version: string, stage: strin
   };
 }
 
-/** Node A as the operator left it: nodeState, status annotation and label, operator version, conditions. */
-async function leaveSkyhookState(node: string): Promise<void> {
-  const state: NodeStateJson = {
-    'kmod|1.0.0': entryOf('kmod', '1.0.0', 'config', 'complete'),
-    'driver|2.0.0': entryOf('driver', '2.0.0', 'apply', 'in_progress'),
-  };
-  await e2e.core.patchNode(
-    {
-      name: node,
-      body: {
-        metadata: {
-          labels: { [`${PREFIX}status_${ROLLOUT}`]: 'in_progress' },
-          annotations: {
-            [`${PREFIX}nodeState_${ROLLOUT}`]: JSON.stringify(state),
-            [`${PREFIX}status_${ROLLOUT}`]: 'in_progress',
-            [`${PREFIX}version_${ROLLOUT}`]: 'v0.13.0',
-          },
-        },
-      },
-    },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
-}
-
 test('migration: Skyhook node state and a running legacy pod are adopted; no completed stage runs again', async () => {
   const [a, b] = e2e.nodes as [string, string];
   // The worker bundles its workflows first (minutes on a loaded machine); the legacy stage must outlast that.
@@ -147,7 +120,11 @@ test('migration: Skyhook node state and a running legacy pod are adopted; no com
     async () => expect(readFileSync(e2e.workerLog, 'utf8')).toContain("'RUNNING'"),
     240_000,
   );
-  await leaveSkyhookState(a);
+  // Node A as the operator left it: kmod done, the driver's apply in progress.
+  await leaveOperatorState(e2e.core, a, ROLLOUT, {
+    'kmod|1.0.0': entryOf('kmod', '1.0.0', 'config', 'complete'),
+    'driver|2.0.0': entryOf('driver', '2.0.0', 'apply', 'in_progress'),
+  });
   const operatorPods = new Map<string, V1Pod>();
   const stopPods = await recordOperatorPods(operatorPods);
   const legacy = await e2e.core.createNamespacedPod({

@@ -1,5 +1,5 @@
 import type { V1Job, V1Node } from '@kubernetes/client-node';
-import { eventually, skyhook, type E2E, type NodeStateJson, type SkyhookDef } from './e2e-stack';
+import { eventually, eventuallyRead, skyhook, type E2E, type NodeStateJson, type SkyhookDef } from './e2e-stack';
 import { Timeline } from './timeline';
 
 // What the G11-G14 files (interleavings.test.ts, failures-pauses.test.ts) share: each test takes a node of its own and
@@ -62,20 +62,41 @@ export class NodeScenarios {
 
   /** Waits until the node's annotation for the rollout passes `check` (throwing means not yet). */
   async untilState(node: string, rollout: string, what: string, check: (s: NodeStateJson) => void) {
-    return eventually(
+    const state = await eventuallyRead(
       `${node} ${rollout}: ${what}`,
-      async () => {
-        const s = await this.e2e.nodeState(node, rollout);
+      () => this.e2e.nodeState(node, rollout),
+      (s) => {
         if (!s) throw new Error('no node state yet');
-        try {
-          check(s);
-        } catch (err) {
-          throw new Error(`${err instanceof Error ? err.message : String(err)}\nnode state: ${JSON.stringify(s)}`);
-        }
-        return s;
+        check(s);
       },
       LONG,
     );
+    return state!;
+  }
+
+  /**
+   * The rollout on the node alone: started with `before`, its packages changed to `after` once a pod of `running`
+   * (`<package>@<version>:<stage>`) runs, and waited on until generation 2 is complete. Returns when the change was
+   * sent.
+   */
+  async changeWhileRunning(
+    node: string,
+    name: string,
+    before: SkyhookDef['packages'],
+    running: string,
+    after: SkyhookDef['packages'],
+  ): Promise<number> {
+    await this.e2e.start_(name, [manifest({ name, nodes: [node], packages: before })]);
+    await this.runningPod(node, running);
+    const changedAt = Date.now();
+    await this.e2e.apply(name, [manifest({ name, nodes: [node], packages: after })]);
+    await this.e2e.statusUntil(
+      name,
+      'generation 2 complete',
+      (s) => expect(s).toMatchObject({ generation: 2, status: 'complete' }),
+      LONG,
+    );
+    return changedAt;
   }
 
   /** `node status NODE --json`, parsed. */

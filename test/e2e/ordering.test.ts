@@ -1,5 +1,5 @@
 import type { V1Job } from '@kubernetes/client-node';
-import { standInController } from '../harness/kube';
+import { standInController } from '../../harness/kube';
 import {
   useE2E,
   PREFIX,

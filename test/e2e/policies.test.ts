@@ -1,6 +1,7 @@
 import type { V1Job } from '@kubernetes/client-node';
 import { initialBatchState } from '../../model';
-import { standInController } from '../harness/kube';
+import { standInController } from '../../harness/kube';
+import { deploymentPolicy } from '../../harness/manifests';
 import { useE2E, jobNodeName, skyhook, type StatusJson } from './e2e-stack';
 
 // §7 deployment-policy: legacy-compatibility, linear-strategy, multi-compartment, overlapping-selectors,
@@ -9,38 +10,6 @@ import { useE2E, jobNodeName, skyhook, type StatusJson } from './e2e-stack';
 
 // Deleting each rollout is one CLI call, and under load one call can take most of a minute.
 const e2e = useE2E('policy', { stopTimeoutMs: 900_000 });
-
-type Strategy = Record<string, Record<string, number>>;
-
-interface CompartmentDef {
-  name: string;
-  matchLabels: Record<string, string>;
-  budget: { count?: number; percent?: number };
-  strategy?: Strategy;
-}
-
-function policy(
-  name: string,
-  def: { default: { budget: { count?: number; percent?: number }; strategy: Strategy } },
-  compartments: CompartmentDef[] = [],
-  resetBatchStateOnCompletion?: boolean,
-): Record<string, unknown> {
-  return {
-    apiVersion: 'skyhook.nvidia.com/v1alpha1',
-    kind: 'DeploymentPolicy',
-    metadata: { name },
-    spec: {
-      ...(resetBatchStateOnCompletion !== undefined && { resetBatchStateOnCompletion }),
-      default: def.default,
-      compartments: compartments.map((c) => ({
-        name: c.name,
-        selector: { matchLabels: c.matchLabels },
-        budget: c.budget,
-        ...(c.strategy && { strategy: c.strategy }),
-      })),
-    },
-  };
-}
 
 const FIXED_ONE = { fixed: { initialBatch: 1 } };
 
@@ -148,26 +117,30 @@ test('multi-compartment and linear-strategy: fixed, linear and exponential compa
   const exponential = await e2e.addNodes(4, () => ({ 'keelson-e2e/tier': 'exponential' }));
   const all = [...fixed, ...linear, ...exponential];
   const name = 'tiers';
-  const tiers = policy('tiers', { default: { budget: { percent: 100 }, strategy: FIXED_ONE } }, [
-    {
-      name: 'fixed',
-      matchLabels: { 'keelson-e2e/tier': 'fixed' },
-      budget: { count: 2 },
-      strategy: { fixed: { initialBatch: 2 } },
-    },
-    {
-      name: 'linear',
-      matchLabels: { 'keelson-e2e/tier': 'linear' },
-      budget: { percent: 50 },
-      strategy: { linear: { initialBatch: 1, delta: 1 } },
-    },
-    {
-      name: 'exponential',
-      matchLabels: { 'keelson-e2e/tier': 'exponential' },
-      budget: { count: 1 },
-      strategy: { exponential: { initialBatch: 1, growthFactor: 3 } },
-    },
-  ]);
+  const tiers = deploymentPolicy({
+    name: 'tiers',
+    default: { budget: { percent: 100 }, strategy: FIXED_ONE },
+    compartments: [
+      {
+        name: 'fixed',
+        matchLabels: { 'keelson-e2e/tier': 'fixed' },
+        budget: { count: 2 },
+        strategy: { fixed: { initialBatch: 2 } },
+      },
+      {
+        name: 'linear',
+        matchLabels: { 'keelson-e2e/tier': 'linear' },
+        budget: { percent: 50 },
+        strategy: { linear: { initialBatch: 1, delta: 1 } },
+      },
+      {
+        name: 'exponential',
+        matchLabels: { 'keelson-e2e/tier': 'exponential' },
+        budget: { count: 1 },
+        strategy: { exponential: { initialBatch: 1, growthFactor: 3 } },
+      },
+    ],
+  });
   await e2e.start_(name, [tiers, skyhook({ name, nodes: all, deploymentPolicy: 'tiers', packages: packages() })]);
   const seen = await followUntilComplete(name);
 
@@ -212,16 +185,25 @@ test('overlapping-selectors: a node in several compartments goes to the smaller 
   const all = [...westOnly, ...prodOnly, ...both];
   const name = 'overlap';
   // Same strategy everywhere, so the tie goes to the smaller ceiling: prod-us-west (count 1) for the nodes in all three.
-  const overlap = policy('overlap', { default: { budget: { percent: 100 }, strategy: FIXED_ONE } }, [
-    { name: 'us-west', matchLabels: { 'keelson-e2e/region': 'us-west' }, budget: { count: 2 }, strategy: FIXED_ONE },
-    { name: 'production', matchLabels: { 'keelson-e2e/env': 'production' }, budget: { count: 2 }, strategy: FIXED_ONE },
-    {
-      name: 'prod-us-west',
-      matchLabels: { 'keelson-e2e/region': 'us-west', 'keelson-e2e/env': 'production' },
-      budget: { count: 1 },
-      strategy: FIXED_ONE,
-    },
-  ]);
+  const overlap = deploymentPolicy({
+    name: 'overlap',
+    default: { budget: { percent: 100 }, strategy: FIXED_ONE },
+    compartments: [
+      { name: 'us-west', matchLabels: { 'keelson-e2e/region': 'us-west' }, budget: { count: 2 }, strategy: FIXED_ONE },
+      {
+        name: 'production',
+        matchLabels: { 'keelson-e2e/env': 'production' },
+        budget: { count: 2 },
+        strategy: FIXED_ONE,
+      },
+      {
+        name: 'prod-us-west',
+        matchLabels: { 'keelson-e2e/region': 'us-west', 'keelson-e2e/env': 'production' },
+        budget: { count: 1 },
+        strategy: FIXED_ONE,
+      },
+    ],
+  });
   // Each node runs `early`, then holds, in progress, before the noop interrupt of `late` while its hold pod is
   // there: the first batch stays in place until the test has looked at it.
   const manifest = skyhook({
@@ -273,7 +255,8 @@ test('overlapping-selectors: a node in several compartments goes to the smaller 
 test('batch-state-reset: resetBatchStateOnCompletion resets the batch state at completion, a false override keeps it', async () => {
   const resetNodes = await e2e.addNodes(3);
   const keptNodes = await e2e.addNodes(3);
-  const growing = policy('growing', {
+  const growing = deploymentPolicy({
+    name: 'growing',
     default: { budget: { percent: 100 }, strategy: { linear: { initialBatch: 1, delta: 1 } } },
   });
   const inherits = (version: string) =>
@@ -318,7 +301,8 @@ test('batch-state-reset: resetBatchStateOnCompletion resets the batch state at c
 
 test('cli/deployment-policy: `dp reset` puts a batch state kept at completion back to batch 1; the next version starts again from the first batch size', async () => {
   const nodes = await e2e.addNodes(3);
-  const growing = policy('growing', {
+  const growing = deploymentPolicy({
+    name: 'growing',
     default: { budget: { percent: 100 }, strategy: { linear: { initialBatch: 1, delta: 1 } } },
   });
   const kept = (version: string) =>

@@ -4,7 +4,7 @@ import { fakeNode } from '../../deploy/dev/nodes';
 import { rolloutFromBody } from '../../api/manifest-body';
 import { caller, type Answer } from '../api/http';
 import { eventually, startTestKeelson, type TestKeelson } from '../api/stack';
-import { kubeClients } from '../harness/kube';
+import { kubeClients } from '../../harness/kube';
 
 // Property-based fuzzing of POST /v1/rollouts with invalid and hostile manifests: wrong types, huge strings, deep
 // nesting, odd unicode, injection attempts in names, images, versions and env names. Every one must be answered

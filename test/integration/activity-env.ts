@@ -5,7 +5,7 @@ import { createActivities, workloadInformer } from '../../activities';
 import { makeClients } from '../../activities/clients';
 import type { ActivitySettings } from '../../activities/settings';
 import type { RunStageInput } from '../../activities/contract';
-import { kubeClients } from '../harness/kube';
+import { kubeClients } from '../../harness/kube';
 
 /** A rollout name unique to this run, so Jobs left by earlier runs (other namespaces) are not adopted. */
 export const ROLLOUT = `itest-${Date.now().toString(36)}`;

@@ -4,7 +4,7 @@ import { buildStageJob, interruptJobName, stageJobName } from '../../model';
 import type { RunInterruptInput } from '../../activities/contract';
 import { jobContext } from '../../activities/stage-jobs';
 import { workloadInformer } from '../../activities';
-import { testNamespace, until, useTestNamespace } from '../harness/kube';
+import { testNamespace, until, useTestNamespace } from '../../harness/kube';
 import { pkg, ROLLOUT, stageInput, testActivities, testSettings } from './activity-env';
 
 const env = testActivities('placeholder');

@@ -1,7 +1,7 @@
 import { ApiextensionsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { WatchCache, type KubeObject } from '../../activities/watch-cache';
 import { startWhenServed } from '../../controller/served';
-import { kubeClients, until } from '../harness/kube';
+import { kubeClients, until } from '../../harness/kube';
 
 // The controller started before its CustomResourceDefinition, as GitOps may apply them: start-up waits through the
 // apiserver's 404 (and the 429 of a just-created CRD's storage), saying why, and lists once the resource is served.

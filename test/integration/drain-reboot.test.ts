@@ -4,7 +4,7 @@ import { workloadInformer } from '../../activities';
 import type { RunInterruptInput } from '../../activities/contract';
 import { jobContext } from '../../activities/stage-jobs';
 import { isJobFinished } from '../../activities/workloads';
-import { standInController, until, useTestNamespace } from '../harness/kube';
+import { standInController, until, useTestNamespace } from '../../harness/kube';
 import { pkg, ROLLOUT, testActivities, testSettings } from './activity-env';
 
 const env = testActivities('placeholder');

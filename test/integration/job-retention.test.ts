@@ -4,18 +4,18 @@ import { STAGES, type Stage } from '../../model';
 import { loadConfig } from '../../workers/config';
 import { SettingsError } from '../../workers/temporal-settings';
 import { nodeWorkflowId } from '../../model/workflow-ids';
-import { kubeClients, testNamespace } from '../harness/kube';
+import { kubeClients, testNamespace } from '../../harness/kube';
 import {
-  createFakeNodes,
+  createItestNodes,
   entryIn,
   eventually,
   InProcessKeelson,
   nodeEntry,
-  rolloutSpecOf,
   stageState,
   Timeline,
   type Seen,
 } from './worker-stack';
+import { rolloutSpecOf } from '../../harness/manifests';
 import { STAGE_DEADLINE_GRACE_SECONDS } from '../../workflows/node/stage-run';
 
 // Job retention and the default stage timeout, as a deployment sets them: a whole worker (workers/worker.ts
@@ -97,7 +97,7 @@ async function runBadAndGood(w: InProcessKeelson, node: string, rollout: string)
 
 beforeAll(async () => {
   namespace = await testNamespace(core, 'kret');
-  nodes = await createFakeNodes(core, prefix, 3);
+  nodes = await createItestNodes(core, prefix, 3);
   timeline = new Timeline(kc);
   await timeline.watch('node', '/api/v1/nodes', `keelson.dev/itest=${prefix}`);
   await timeline.watch('job', `/apis/batch/v1/namespaces/${namespace}/jobs`);

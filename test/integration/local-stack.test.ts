@@ -2,9 +2,9 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { strategicPatch } from '../../activities/clients';
-import { kubeClients, testNamespace, until } from '../harness/kube';
-import { createSmokeActivities } from '../harness/smoke-activities';
-import { smokeJobWorkflow } from '../harness/smoke-workflow';
+import { kubeClients, testNamespace, until } from '../../harness/kube';
+import { createSmokeActivities } from '../../harness/smoke-activities';
+import { smokeJobWorkflow } from '../../harness/smoke-workflow';
 
 const { kc, core } = kubeClients();
 let namespace: string;
@@ -25,7 +25,7 @@ async function runSmokeWorkflow(node: string, failStage?: string): Promise<strin
     const worker = await Worker.create({
       connection: workerConnection,
       taskQueue,
-      workflowsPath: require.resolve('../harness/smoke-workflow'),
+      workflowsPath: require.resolve('../../harness/smoke-workflow'),
       activities: createSmokeActivities(kc),
     });
     const client = new Client({ connection });

@@ -2,7 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { checkKubernetes, serverVersion } from '../../activities/server-version';
 import { ChangeSignal, WatchCache } from '../../activities/watch-cache';
 import { KUBE_FEATURES } from '../../model/kube-version';
-import { until, useTestNamespace } from '../harness/kube';
+import { until, useTestNamespace } from '../../harness/kube';
 import { testActivities } from './activity-env';
 
 const env = testActivities('placeholder');

@@ -3,7 +3,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
 import { RUN_ANNOTATION, stageJobName } from '../../model';
 import type { RunStageInput } from '../../activities/contract';
-import { until, useTestNamespace } from '../harness/kube';
+import { until, useTestNamespace } from '../../harness/kube';
 import { laggingActivities, pkg, ROLLOUT, stageInput, testActivities } from './activity-env';
 
 const env = testActivities('placeholder');
@@ -214,30 +214,22 @@ async function leaveRunning(input: RunStageInput): Promise<{ job: V1Job; pod: V1
 
 const HOLD = 'keelson.dev/test-hold';
 
-/** Keeps a pod in the API server once deleted (as a slow kubelet would), so its foreground-deleted Job stays too. */
-async function holdPod(pod: V1Pod): Promise<void> {
+/** Sets the pod's finalizers from the ones it has now, guarded by its resource version. */
+async function patchFinalizers(pod: V1Pod, next: (finalizers: string[]) => string[]): Promise<void> {
   const current = await env.core.readNamespacedPod({ name: pod.metadata!.name!, namespace: ns });
   await env.core.patchNamespacedPod({
     name: pod.metadata!.name!,
     namespace: ns,
     body: [
       { op: 'test', path: '/metadata/resourceVersion', value: current.metadata!.resourceVersion },
-      { op: 'add', path: '/metadata/finalizers', value: [...(current.metadata!.finalizers ?? []), HOLD] },
+      { op: 'add', path: '/metadata/finalizers', value: next(current.metadata!.finalizers ?? []) },
     ],
   });
 }
 
-async function releasePod(pod: V1Pod): Promise<void> {
-  const current = await env.core.readNamespacedPod({ name: pod.metadata!.name!, namespace: ns });
-  await env.core.patchNamespacedPod({
-    name: pod.metadata!.name!,
-    namespace: ns,
-    body: [
-      { op: 'test', path: '/metadata/resourceVersion', value: current.metadata!.resourceVersion },
-      { op: 'replace', path: '/metadata/finalizers', value: current.metadata!.finalizers!.filter((f) => f !== HOLD) },
-    ],
-  });
-}
+/** Keeps a pod in the API server once deleted (as a slow kubelet would), so its foreground-deleted Job stays too. */
+const holdPod = (pod: V1Pod) => patchFinalizers(pod, (f) => [...f, HOLD]);
+const releasePod = (pod: V1Pod) => patchFinalizers(pod, (f) => f.filter((x) => x !== HOLD));
 
 const seconds = (n: number) => new Promise((r) => setTimeout(r, n * 1000));
 

@@ -1,14 +1,15 @@
 import { KeelsonClient } from '../../client';
 import { ClientSettingsSchema } from '../../client/settings';
-import { pem, selfSigned, signedBy, type KeyPair } from '../harness/certificates';
-import { grpcTlsProxy, type GrpcTlsProxy, type ProxiedCall } from '../harness/grpc-tls-proxy';
-import { kubeClients, testNamespace } from '../harness/kube';
-import { secretVolume, type SecretVolume } from '../harness/secret-volume';
-import { createFakeNodes, eventually, InProcessKeelson, rolloutSpecOf } from './worker-stack';
+import { pem, selfSigned, signedBy, type KeyPair } from '../../harness/certificates';
+import { grpcTlsProxy, type GrpcTlsProxy, type ProxiedCall } from '../../harness/grpc-tls-proxy';
+import { kubeClients, testNamespace } from '../../harness/kube';
+import { rolloutSpecOf } from '../../harness/manifests';
+import { secretVolume, type SecretVolume } from '../../harness/secret-volume';
+import { createItestNodes, eventually, InProcessKeelson } from './worker-stack';
 
 // Temporal credentials rotated while Keelson runs: a whole worker (workers/worker.ts startWorker) and the client
 // library the API and controller use both reach the shared Temporal server only through a TLS front that asks for a
-// client certificate and an API key (test/harness/grpc-tls-proxy.ts). Their certificate, key, CA and API key files are
+// client certificate and an API key (harness/grpc-tls-proxy.ts). Their certificate, key, CA and API key files are
 // a Secret volume that the test updates as the kubelet does; the front is told to accept the new credentials only
 // once the processes say they loaded them, and then drops every connection, so only the new ones can get through.
 
@@ -81,7 +82,7 @@ beforeAll(async () => {
     return stderrWrite(chunk, ...(rest as []));
   });
   namespace = await testNamespace(core, 'ktc');
-  nodes = await createFakeNodes(core, prefix, 1);
+  nodes = await createItestNodes(core, prefix, 1);
   proxy = await grpcTlsProxy(process.env.TEMPORAL_ADDRESS!, server, clientCa);
   proxy.accept = { subjects: ['keelson-first'], apiKeys: ['key-one'] };
   volume = secretVolume(files(first, 'key-one'));

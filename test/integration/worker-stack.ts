@@ -1,21 +1,12 @@
 import { CoreV1Api, KubeConfig, Watch, type V1Job, type V1Node, type V1Taint } from '@kubernetes/client-node';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { KeelsonClient } from '../../client';
 import { ClientSettingsSchema } from '../../client/settings';
-import { fakeNode } from '../../deploy/dev/nodes';
-import {
-  decodeNodeState,
-  parseRolloutDocuments,
-  workflowIdPrefix,
-  type PackageEntry,
-  type RolloutSpec,
-} from '../../model';
-import { loadConfig } from '../../workers/config';
-import { startWorker, type RunningWorker } from '../../workers/worker';
-import { eventually } from '../e2e/e2e-stack';
-import { testWorkflowBundlePath } from '../harness/workflow-bundle';
-import { skyhook, type PackageDef } from '../../deploy/dev/sim-manifests';
+import { decodeNodeState, workflowIdPrefix, type PackageEntry } from '../../model';
+import { createFakeNodes } from '../../harness/fake-nodes';
+import { startInProcessWorker, type InProcessWorker } from '../../harness/in-process-worker';
+import { eventually } from '../../harness/wait';
+import { keelsonNames, testWorkerSettings } from '../../harness/worker-settings';
 
 export { eventually };
 
@@ -24,44 +15,15 @@ export { eventually };
 // the Nodes and Jobs take. Used by tests that need real workflows over real activities with chosen worker settings.
 
 /** Fake kwok nodes named `<prefix>-n<i>`, labelled `keelson.dev/itest=<prefix>` only; Ready when it returns. */
-export async function createFakeNodes(
+export function createItestNodes(
   core: CoreV1Api,
   prefix: string,
   count: number,
-  taints: V1Taint[] = [],
+  taints?: V1Taint[],
 ): Promise<string[]> {
-  const names = Array.from({ length: count }, (_, i) => `${prefix}-n${i}`);
-  for (const [i, name] of names.entries()) {
-    const base = fakeNode(i);
-    const labels = { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'keelson.dev/itest': prefix };
-    await core.createNode({ body: { ...base, metadata: { ...base.metadata, name, labels }, spec: { taints } } });
-  }
-  await eventually(
-    'fake nodes Ready',
-    async () => {
-      for (const name of names) {
-        const node = await core.readNode({ name });
-        if (!(node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')) {
-          throw new Error(`${name} not Ready`);
-        }
-      }
-    },
-    60_000,
-  );
-  return names;
-}
-
-/** A Skyhook manifest on the given nodes (packages at 1.0.0 unless given), read through the parser the CLI and API use. */
-export function rolloutSpecOf(
-  name: string,
-  nodes: string[],
-  packages: Record<string, Omit<PackageDef, 'version'> & { version?: string }>,
-  options: { runtimeRequired?: boolean } = {},
-): RolloutSpec {
-  const versioned = Object.fromEntries(Object.entries(packages).map(([pkg, p]) => [pkg, { version: '1.0.0', ...p }]));
-  const parsed = parseRolloutDocuments([skyhook({ name, nodes, packages: versioned, ...options })]);
-  if (parsed.errors.length > 0) throw new Error(JSON.stringify(parsed.errors));
-  return parsed.rollouts[0]!;
+  const label = { 'keelson.dev/itest': prefix };
+  const defs = Array.from({ length: count }, (_, i) => ({ name: `${prefix}-n${i}`, labels: label, taints }));
+  return createFakeNodes(core, defs, `keelson.dev/itest=${prefix}`);
 }
 
 const annotationOf = (rollout: string) => `skyhook.nvidia.com/nodeState_${rollout}`;
@@ -139,8 +101,7 @@ export class InProcessKeelson {
   readonly cluster: string;
   readonly taskQueue: string;
   client!: KeelsonClient;
-  private running?: RunningWorker;
-  private done?: Promise<void>;
+  private worker?: InProcessWorker;
 
   constructor(
     readonly prefix: string,
@@ -151,28 +112,10 @@ export class InProcessKeelson {
   }
 
   async start(): Promise<this> {
-    try {
-      Runtime.install({ logger: new DefaultLogger('WARN') });
-    } catch {
-      // Installed already by an earlier worker in this process.
-    }
-    const config = loadConfig({
-      TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
-      KUBECONFIG: process.env.KUBECONFIG,
-      KEELSON_CLUSTER: this.cluster,
-      KEELSON_TASK_QUEUE: this.taskQueue,
-      KEELSON_AGENT_IMAGE: 'registry.example/skyhook/agent:6.4.1',
-      KEELSON_IMAGE_PULL_GRACE_SECONDS: '5',
-      KEELSON_BACKOFF_LIMIT: '1',
-      KEELSON_POLL_SECONDS: '1',
-      KEELSON_SHUTDOWN_GRACE_SECONDS: '0',
-      KEELSON_METRICS_ADDRESS: '127.0.0.1:0',
-      KEELSON_SDK_METRICS_ADDRESS: 'off',
-      KEELSON_WORKFLOW_BUNDLE: testWorkflowBundlePath(),
+    this.worker = await startInProcessWorker({
+      ...testWorkerSettings(keelsonNames(this.cluster, 'keelson'), '127.0.0.1:0'),
       ...this.env,
     });
-    this.running = await startWorker(config);
-    this.done = this.running.worker.run();
     this.client = await KeelsonClient.connect(
       ClientSettingsSchema.parse({
         TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
@@ -227,9 +170,6 @@ export class InProcessKeelson {
       120_000,
     ).catch((err: Error) => process.stderr.write(`${err.message}\n`));
     await this.client.close().catch(() => undefined);
-    if (!this.running) return;
-    this.running.worker.shutdown();
-    await this.done;
-    await this.running.close();
+    await this.worker?.stop();
   }
 }

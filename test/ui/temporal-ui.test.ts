@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { nodeWorkflowId, parseRolloutDocuments } from '../../model';
 import { parseManifestText } from '../../client/manifest-file';
-import { eventually, manifest, startTestKeelson, type TestKeelson } from '../api/stack';
+import { eventually, startTestKeelson, type TestKeelson } from '../api/stack';
+import { skyhookYaml } from '../../harness/manifests';
 
 // The Temporal UI as an operator sees it, in a real (headless) browser: a node workflow's page shows each stage's
 // activity summary, and its pending activities show the stage running now.
@@ -41,7 +42,7 @@ afterAll(async () => {
 });
 
 test("the Temporal UI shows a node workflow's stage activity summaries and its current stage", async () => {
-  const read = parseManifestText(manifest(name, [NODE], { base: { version: '1.0.0', simSeconds: 90 } }));
+  const read = parseManifestText(skyhookYaml(name, [NODE], { base: { version: '1.0.0', simSeconds: 90 } }));
   if ('problem' in read) throw new Error(read.problem);
   const spec = parseRolloutDocuments(read.documents).rollouts[0]!;
   await k.keelson.startRollout(spec);

@@ -15,6 +15,9 @@ const FLOORS: Record<string, string[]> = {
   api: ['model', 'workers', 'client'],
   controller: ['model', 'activities', 'workers', 'client'],
   cli: ['model', 'workflows', 'client', 'deploy'],
+  // What the tests and the bench share: test/ imports bench/ and harness/, bench/ only harness/.
+  harness: ['model', 'activities', 'workflows', 'workers', 'client', 'api', 'deploy'],
+  bench: ['model', 'activities', 'workflows', 'workers', 'client', 'api', 'deploy', 'harness'],
 };
 
 function sources(dir: string): string[] {

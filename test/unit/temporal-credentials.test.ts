@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { experimental } from '@grpc/grpc-js';
-import { pem, selfSigned, signedBy } from '../harness/certificates';
+import { pem, selfSigned, signedBy } from '../../harness/certificates';
 import {
   readTemporalCredentials,
   TemporalCredentials,

@@ -1,25 +1,15 @@
 import type { RunStageInput } from '../../activities/contract';
-import { stageJobName, type RolloutSpec } from '../../model';
-import { rolloutWorkflow } from '../../workflows';
-import type { RolloutOptions } from '../../workflows/rollout/workflow';
+import { stageJobName } from '../../model';
 import { statusQuery } from '../../workflows/messages';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, startRollout, statusBecomes, useTemporal, withWorker } from './env';
 
 const t = useTemporal();
 
 const image = (n: string) => `ghcr.io/example/${n}`;
 const nodes = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}-${i + 1}`);
 const jobOf = (i: RunStageInput) => stageJobName({ ...i, package: i.package.name, version: i.package.version });
-
-function startRollout(taskQueue: string, cluster: string, spec: RolloutSpec, options?: Partial<RolloutOptions>) {
-  return t.env.client.workflow.start(rolloutWorkflow, {
-    taskQueue,
-    workflowId: rolloutWorkflowId(cluster, spec.name),
-    args: [{ cluster, spec, ...(options && { options }) }],
-  });
-}
 
 test('sliding-window admission: the next node starts as soon as one finishes, at most 2 in flight, complete', async () => {
   const names = nodes(5, 'window');
@@ -33,7 +23,10 @@ test('sliding-window admission: the next node starts as soon as one finishes, at
     packages: { base: { version: '1.0.0', image: image('base') } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await startRollout(taskQueue, 'window', spec, { admission: 'sliding-window' });
+    const handle = await startRollout(t.env, taskQueue, spec, {
+      cluster: 'window',
+      options: { admission: 'sliding-window' },
+    });
     let maxInProgress = 0;
     const poll = async () => {
       const st = await handle.query(statusQuery);
@@ -94,7 +87,7 @@ test('runtimeRequired: the runtime-required taint is removed from each tainted n
       },
     });
     await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-      const handle = await startRollout(taskQueue, name, spec);
+      const handle = await startRollout(t.env, taskQueue, spec, { cluster: name });
       let tainted: string[] = [];
       await eventually(async () => {
         const st = await handle.query(statusQuery);
@@ -152,7 +145,7 @@ test("ignore labels: the kind's (as Skyhook users set it) and the worker's key p
     packages: { base: { version: '1.0.0', image: image('base') } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await startRollout(taskQueue, 'ignored', spec);
+    const handle = await startRollout(t.env, taskQueue, spec, { cluster: 'ignored' });
     await eventually(async () => {
       const st = await handle.query(statusQuery);
       expect(st.nodes[free]!.status).toBe('complete');
@@ -174,8 +167,8 @@ test('a batch is sent to its nodes at once, not one round trip after another', a
     packages: { base: { version: '1.0.0', image: image('base') } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await startRollout(taskQueue, 'fanout', spec);
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 120_000);
+    const handle = await startRollout(t.env, taskQueue, spec, { cluster: 'fanout' });
+    await statusBecomes(handle, 'complete', 120_000);
     await handle.cancel();
   });
   // Each node's first desire: one after another, the last would start at least 3 × 1.5 s after the first.
@@ -201,7 +194,10 @@ test("a node the rollout admitted is not blocked by a taint its own work brings 
   });
   // A relist every second: one always falls while the first node is tainted.
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await startRollout(taskQueue, 'rebooting', spec, { relistInterval: '1 second' });
+    const handle = await startRollout(t.env, taskQueue, spec, {
+      cluster: 'rebooting',
+      options: { relistInterval: '1 second' },
+    });
     await eventually(() => expect(cluster.callsOf('runStage')).toHaveLength(1), 60_000);
     cluster.nodes.find((n) => n.name === first)!.taints = [
       { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' },
@@ -216,7 +212,7 @@ test("a node the rollout admitted is not blocked by a taint its own work brings 
 
     const apply = cluster.callsOf('runStage').find((c) => (c.input as RunStageInput).node === first)!;
     cluster.finish(jobOf(apply.input as RunStageInput), 'complete');
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 120_000);
+    await statusBecomes(handle, 'complete', 120_000);
     expect((await handle.query(statusQuery)).completeNodes).toBe('2/2');
     await recordHistory(t.env, rolloutWorkflowId('rebooting', 'rebooting'), 'rollout-taints-block-before-admission');
     await handle.cancel();

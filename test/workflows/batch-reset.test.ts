@@ -5,7 +5,7 @@ import { rolloutWorkflow } from '../../workflows';
 import { resetBatchStateUpdate, statusQuery } from '../../workflows/messages';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, sleep, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, sleep, startRollout, useTemporal, withWorker } from './env';
 
 // The manual batch reset (§2.2.6, `rollout reset-batches`) on a real Temporal server: a compartment its failure
 // threshold halted proceeds again from batch 1, a batch in flight is neither interrupted nor judged, and the
@@ -151,11 +151,7 @@ test('a batch reset without an actor is refused before it is accepted, naming th
   const cluster = new FakeCluster(['node-1']);
   const spec = rolloutSpec('anon', { packages: { base: { version: '1.0.0', image: image('base') } } });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
-      taskQueue,
-      workflowId: rolloutWorkflowId('anon', 'anon'),
-      args: [{ cluster: 'anon', spec }],
-    });
+    const handle = await startRollout(t.env, taskQueue, spec);
     const refused = await handle.executeUpdate(resetBatchStateUpdate, { args: [{ actor: '', reason: 'x' }] }).then(
       () => undefined,
       (err: unknown) => err,

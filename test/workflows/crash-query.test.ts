@@ -5,7 +5,7 @@ import { rolloutWorkflow } from '../../workflows';
 import { nodeProgressSignal, statusQuery } from '../../workflows/messages';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, useTemporal, sleep } from './env';
+import { eventually, recordHistory, rolloutSpec, sleep, statusBecomes, useTemporal } from './env';
 
 // G15: a worker crash, with status queries in flight, never leaves a workflow whose history cannot be replayed, and a
 // query changes nothing (docs/operations.md, "A worker crash and status queries").
@@ -95,7 +95,7 @@ test('G15 status queries answered by a cold worker ahead of the workflow task th
     await worker(100)
   ).runUntil(async () => {
     await report('node-3');
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'));
+    await statusBecomes(handle, 'complete');
   });
   await recordHistory(env, workflowId, 'rollout-cold-query');
   await handle.terminate();
@@ -133,7 +133,7 @@ test('G15 queries change nothing: interleaved with signals, they leave no event 
     }
     await querying;
     expect(seen.every((c, i) => i === 0 || c >= seen[i - 1]!)).toBe(true);
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'));
+    await statusBecomes(handle, 'complete');
     // Idle now: twenty queries add no event and get the same answer.
     const before = (await handle.describe()).historyLength;
     const first = await handle.query(statusQuery);

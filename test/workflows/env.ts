@@ -1,18 +1,23 @@
-import { Runtime, DefaultLogger, Worker } from '@temporalio/worker';
+import type { WorkflowHandle } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { RolloutSpecSchema, type RolloutSpec } from '../../model';
+import type { RolloutSpec } from '../../model';
+import { rolloutWorkflowId } from '../../model/workflow-ids';
+import { rolloutWorkflow } from '../../workflows';
+import { statusQuery } from '../../workflows/messages';
+import type { RolloutOptions } from '../../workflows/rollout/workflow';
 import { searchAttributeKeys } from '../../workflows/search-attributes';
 import { FakeCluster } from './fake-cluster';
-import { testWorkflowBundle, type WorkflowBundle } from '../harness/workflow-bundle';
+import { installTestRuntime } from '../../harness/runtime';
+import { eventually, sleep } from '../../harness/wait';
+import { testWorkflowBundle, type WorkflowBundle } from '../../harness/workflow-bundle';
 
-// A real Temporal dev server per test file, the run's workflow bundle (test/harness/workflow-bundle.ts), and a worker
+// A real Temporal dev server per test file, the run's workflow bundle (harness/workflow-bundle.ts), and a worker
 // per test.
-
-let runtimeInstalled = false;
 
 export function requireBinary(variable: 'TEMPORAL_CLI_PATH' | 'TEMPORAL_TEST_SERVER_PATH'): string {
   const p = process.env[variable];
@@ -27,10 +32,7 @@ export function requireBinary(variable: 'TEMPORAL_CLI_PATH' | 'TEMPORAL_TEST_SER
 export async function startEnv(
   extraArgs: string[] = [],
 ): Promise<{ env: TestWorkflowEnvironment; bundle: WorkflowBundle }> {
-  if (!runtimeInstalled) {
-    Runtime.install({ logger: new DefaultLogger('ERROR') });
-    runtimeInstalled = true;
-  }
+  installTestRuntime();
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: requireBinary('TEMPORAL_CLI_PATH') },
@@ -68,23 +70,31 @@ export async function withWorker<T>(
   return worker.runUntil(fn(taskQueue).finally(() => (cluster.stopped = true)));
 }
 
-export function rolloutSpec(
-  name: string,
-  spec: Record<string, unknown>,
-  policy: RolloutSpec['policy'] = null,
-): RolloutSpec {
-  return RolloutSpecSchema.parse({
-    name,
-    kind: 'Skyhook',
-    paused: false,
-    disabled: false,
-    spec,
-    policy,
-    resetBatchStateOnCompletion: false,
+export { rolloutSpec } from '../../harness/manifests';
+
+/** Starts the rollout workflow of `spec` for `cluster` (default: the rollout's own name), as the client does. */
+export function startRollout(
+  env: TestWorkflowEnvironment,
+  taskQueue: string,
+  spec: RolloutSpec,
+  { cluster = spec.name, options }: { cluster?: string; options?: Partial<RolloutOptions> } = {},
+) {
+  return env.client.workflow.start(rolloutWorkflow, {
+    taskQueue,
+    workflowId: rolloutWorkflowId(cluster, spec.name),
+    args: [{ cluster, spec, ...(options && { options }) }],
   });
 }
+export { eventually, sleep };
 
-export { eventually, sleep } from '../harness/wait';
+/** Waits until the rollout's status query says `status`. */
+export function statusBecomes(handle: WorkflowHandle, status: string, timeoutMs?: number): Promise<void> {
+  return eventually(
+    `rollout ${handle.workflowId} ${status}`,
+    async () => expect((await handle.query(statusQuery)).status).toBe(status),
+    timeoutMs,
+  );
+}
 
 /** Writes a run's history as a replay fixture when KEELSON_RECORD_HISTORIES is set. */
 export async function recordHistory(

@@ -12,7 +12,7 @@ import {
 } from '../../workflows/messages';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster, type Write } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, useTemporal, sleep, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, sleep, statusBecomes, useTemporal, withWorker } from './env';
 
 const t = useTemporal();
 
@@ -44,7 +44,7 @@ test('G1 concurrent completions and a spec update mid-flight never move a writte
       packages: { ...spec.spec.packages, cc: pkg('cc', { dependsOn: { aa: '1.0.0' } }) },
     });
     await handle.executeUpdate(updateSpecUpdate, { args: [next] });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'));
+    await statusBecomes(handle, 'complete');
     await handle.cancel();
   });
   for (const node of ['node-1', 'node-2']) {
@@ -93,7 +93,7 @@ test('G4 a new stageTimeout patches the running Job deadline and waits again wit
       cluster.callsOf('deleteStageJob').filter((c) => (c.input as { jobName: string }).jobName === job),
     ).toHaveLength(0);
     expect(cluster.jobs.get(job)?.deadlineSeconds).toBe(7200);
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'));
+    await statusBecomes(handle, 'complete');
     await handle.cancel();
   });
 });
@@ -140,7 +140,7 @@ test('G5 rerun and reset against a late completion never revive the removed run'
     )!;
     expect(secondJob).not.toBe(firstJob);
     await node.executeUpdate(resetUpdate, { args: [{ rollout: 'g5r' }] });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'));
+    await statusBecomes(handle, 'complete');
     // The removed runs' watchers did finish, late; none of their results reached node state.
     await eventually(() => expect([firstJob.outcome, secondJob.outcome]).toEqual(['complete', 'complete']));
     const third = cluster.callsOf('runStage')[2]!;

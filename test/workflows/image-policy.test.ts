@@ -4,7 +4,7 @@ import { rolloutWorkflow } from '../../workflows';
 import { statusQuery, updateSpecUpdate } from '../../workflows/messages';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, startRollout, statusBecomes, useTemporal, withWorker } from './env';
 
 // The rollout workflow checks its input and the worker's image policy itself, so a start or an update sent straight
 // to Temporal (not through the API) cannot run an image outside the policy.
@@ -36,11 +36,7 @@ test('a start straight through Temporal with an image or a Secret outside the po
     ]),
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
-      taskQueue,
-      workflowId: rolloutWorkflowId('policy', spec.name),
-      args: [{ cluster: 'policy', spec }],
-    });
+    const handle = await startRollout(t.env, taskQueue, spec, { cluster: 'policy' });
     const failure = await failureOf(handle.result());
     expect(failure.type).toBe('InvalidSpec');
     expect(failure.message).toBe(
@@ -82,7 +78,7 @@ test('updates: one outside the policy is refused, and the policy is read again a
       workflowId: id,
       args: [{ cluster: 'policy', spec }],
     });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'));
+    await statusBecomes(handle, 'complete');
     const outside = rolloutSpec('inside', { packages: pkg('evil.example/base') });
     const refused = await failureOf(handle.executeUpdate(updateSpecUpdate, { args: [outside, { actor: 'mallory' }] }));
     expect(refused.message).toContain('spec.packages.base.image: "evil.example/base" is outside the image policy');
@@ -118,12 +114,8 @@ test('updates apply in the order they were accepted, whatever order their policy
   const version = (v: string) =>
     rolloutSpec('ordered', { packages: { base: { version: v, image: `${ALLOWED}base` } } });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
-      taskQueue,
-      workflowId: rolloutWorkflowId('policy', spec.name),
-      args: [{ cluster: 'policy', spec }],
-    });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'));
+    const handle = await startRollout(t.env, taskQueue, spec, { cluster: 'policy' });
+    await statusBecomes(handle, 'complete');
     // The first update's policy read is slow (a worker lost mid-call), the second's is not.
     cluster.imagePolicyDelays = [3000, 0];
     const accepted = { waitForStage: WorkflowUpdateStage.ACCEPTED } as const;

@@ -4,7 +4,7 @@ import { encodeNodeState } from '../../model';
 import { nodeStateQuery, statusQuery, updateSpecUpdate } from '../../workflows/messages';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, startRollout, statusBecomes, useTemporal, withWorker } from './env';
 
 const t = useTemporal();
 const image = (n: string) => `ghcr.io/example/${n}`;
@@ -17,14 +17,9 @@ test('upgrade, downgrade and removal in one spec update', async () => {
     bb: { version: '2.0.0', image: image('bb') },
     cc: { version: '1.0.0', image: image('cc') },
   };
-  const id = rolloutWorkflowId('versions', 'versions');
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
-      taskQueue,
-      workflowId: id,
-      args: [{ cluster: 'versions', spec: rolloutSpec('versions', { packages }) }],
-    });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'));
+    const handle = await startRollout(t.env, taskQueue, rolloutSpec('versions', { packages }));
+    await statusBecomes(handle, 'complete');
     const before = cluster.stagesOn('node-1').length;
     const next = rolloutSpec('versions', {
       packages: { aa: { ...packages.aa, version: '1.1.0' }, bb: { ...packages.bb, version: '1.0.0' } },
@@ -127,7 +122,7 @@ test('continue-as-new during a long rollout keeps every bit of state', async () 
         },
       ],
     });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 90_000);
+    await statusBecomes(handle, 'complete', 90_000);
     const st = await handle.query(statusQuery);
     for (const node of ['node-1', 'node-2', 'node-3']) {
       expect(st.nodes[node]!.packages).toEqual({
@@ -174,16 +169,13 @@ test('a node migrated at an older version of a package upgrades it, and one the 
     state: 'complete' as const,
   });
   cluster.annotations.set('node-1/mig', encodeNodeState({ 'drv|1.0.0': done('drv'), 'old|1.0.0': done('old') }));
-  const id = rolloutWorkflowId('mig', 'mig');
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
+    const handle = await startRollout(
+      t.env,
       taskQueue,
-      workflowId: id,
-      args: [
-        { cluster: 'mig', spec: rolloutSpec('mig', { packages: { drv: { version: '2.0.0', image: image('drv') } } }) },
-      ],
-    });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'));
+      rolloutSpec('mig', { packages: { drv: { version: '2.0.0', image: image('drv') } } }),
+    );
+    await statusBecomes(handle, 'complete');
     await recordHistory(t.env, nodeWorkflowId('mig', 'node-1'), 'node-migration-version-change');
   });
   expect(cluster.stagesOn('node-1').sort()).toEqual(['drv@2.0.0:config', 'drv@2.0.0:upgrade', 'old@1.0.0:uninstall']);

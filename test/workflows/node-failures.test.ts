@@ -1,8 +1,17 @@
 import { rolloutWorkflow } from '../../workflows';
-import { disableSignal, nodeStateQuery, rerunUpdate, statusQuery } from '../../workflows/messages';
+import { disableSignal, nodeStateQuery, rerunUpdate } from '../../workflows/messages';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, sleep, useTemporal, withWorker } from './env';
+import {
+  eventually,
+  recordHistory,
+  rolloutSpec,
+  sleep,
+  startRollout,
+  statusBecomes,
+  useTemporal,
+  withWorker,
+} from './env';
 
 // G13 no wedge, no leak: a drain, a reboot or a node-state write that fails for good ends as a recorded state (the
 // package erroring with its reason, the permit returned) or a visible retry, never a node stuck holding its permit.
@@ -32,7 +41,7 @@ test('G13 a drain timeout under policy fail ends erroring with its reason and re
   const cluster = new FakeCluster([NODE]);
   cluster.drainTimesOut = true;
   await run(cluster, 'drainfail', async (handle) => {
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('erroring'));
+    await statusBecomes(handle, 'erroring');
     const view = await node('drainfail').query(nodeStateQuery);
     expect(view.rollouts.drainfail!.packages['drv|1.0.0']).toMatchObject({
       state: 'erroring',
@@ -45,7 +54,7 @@ test('G13 a drain timeout under policy fail ends erroring with its reason and re
     expect(cluster.callsOf('drain')).toHaveLength(1);
     cluster.drainTimesOut = false;
     await node('drainfail').executeUpdate(rerunUpdate, { args: [{ rollout: 'drainfail', package: 'drv' }] });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+    await statusBecomes(handle, 'complete', 60_000);
     await recordHistory(t.env, nodeWorkflowId('drainfail', NODE), 'node-drain-timeout-rerun');
   });
 });
@@ -54,7 +63,7 @@ test('G13 a node that does not come back from its reboot ends erroring (RebootTi
   const cluster = new FakeCluster([NODE]);
   cluster.rebootHangs = true;
   await run(cluster, 'nohome', async (handle) => {
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('erroring'));
+    await statusBecomes(handle, 'erroring');
     await eventually(async () => expect((await node('nohome').query(nodeStateQuery)).interrupt).toBeNull());
     const view = await node('nohome').query(nodeStateQuery);
     expect(view.rollouts.nohome!.packages['drv|1.0.0']).toMatchObject({
@@ -69,7 +78,7 @@ test('G13 a node that does not come back from its reboot ends erroring (RebootTi
     await node('nohome').executeUpdate(rerunUpdate, {
       args: [{ rollout: 'nohome', package: 'drv', stage: 'interrupt' }],
     });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+    await statusBecomes(handle, 'complete', 60_000);
     await recordHistory(t.env, nodeWorkflowId('nohome', NODE), 'node-reboot-timeout-rerun');
   });
   // The rerun's interrupt is a Job of its own: the failed one is never adopted for it (G11).
@@ -89,7 +98,7 @@ test('G13 a node-state write refused for good (another writer changed it) is ret
       `${NODE}/foreign`,
       '{"drv|1.0.0":{"name":"drv","version":"1.0.0","image":"x","stage":"apply","state":"erroring"}}',
     );
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 90_000);
+    await statusBecomes(handle, 'complete', 90_000);
     expect(JSON.parse(cluster.annotations.get(`${NODE}/foreign`)!)['drv|1.0.0']).toMatchObject({
       stage: 'post-interrupt',
       state: 'complete',
@@ -106,12 +115,8 @@ test('G3 a stage past its timeout is recorded as DeadlineExceeded with its log t
     packages: { tools: { version: '1.0.0', image: 'ghcr.io/example/tools' } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
-      taskQueue,
-      workflowId: rolloutWorkflowId('hung', 'hung'),
-      args: [{ cluster: 'hung', spec: hung }],
-    });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('erroring'), 30_000);
+    const handle = await startRollout(t.env, taskQueue, hung);
+    await statusBecomes(handle, 'erroring', 30_000);
     const view = await node('hung').query(nodeStateQuery);
     expect(view.rollouts.hung!.packages['tools|1.0.0']).toMatchObject({
       stage: 'apply',
@@ -130,12 +135,7 @@ test('G13 a higher-priority rollout arriving mid-drain: both complete within the
     packages: { drv: { version: '1.0.0', image: 'ghcr.io/example/drv', interrupt: { type: 'reboot' } } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const start = (spec: typeof low) =>
-      t.env.client.workflow.start(rolloutWorkflow, {
-        taskQueue,
-        workflowId: rolloutWorkflowId(spec.name, spec.name),
-        args: [{ cluster: spec.name, spec }],
-      });
+    const start = (spec: typeof low) => startRollout(t.env, taskQueue, spec);
     const lowHandle = await start(low);
     await eventually(() => expect(cluster.callsOf('drain')).toHaveLength(1));
     // While the first node drains, a higher-priority rollout comes to it: the low rollout gives its permit up.
@@ -146,7 +146,7 @@ test('G13 a higher-priority rollout arriving mid-drain: both complete within the
       packages: { tools: { version: '1.0.0', image: 'ghcr.io/example/tools' } },
     });
     await start(high);
-    await eventually(async () => expect((await lowHandle.query(statusQuery)).status).toBe('complete'), 90_000);
+    await statusBecomes(lowHandle, 'complete', 90_000);
   });
   // The budget of one disrupted (cordoned or draining) node held throughout, and nothing was left cordoned.
   expect(cluster.maxDisrupted).toBe(1);
@@ -166,7 +166,7 @@ test("G13 a cordon a failed drain left, and another rollout's cordon: each goes 
     },
   });
   await run(cluster, 'first', async (first) => {
-    await eventually(async () => expect((await first.query(statusQuery)).status).toBe('erroring'));
+    await statusBecomes(first, 'erroring');
     expect(cluster.cordoned.has(NODE)).toBe(true);
     // Disabled, the first rollout no longer holds lower ones back (§5.5): the second cordons (the node is cordoned
     // already), drains, and waits for its slow package before it reboots.
@@ -189,7 +189,7 @@ test("G13 a cordon a failed drain left, and another rollout's cordon: each goes 
     expect(cluster.cordoned.has(NODE)).toBe(true);
     expect((await node('first').query(nodeStateQuery)).interrupt).toMatchObject({ rollout: 'second' });
     expect((await node('first').query(nodeStateQuery)).cordonedBy).toBe('second');
-    await eventually(async () => expect((await second.query(statusQuery)).status).toBe('complete'), 60_000);
+    await statusBecomes(second, 'complete', 60_000);
     expect(cluster.cordoned.has(NODE)).toBe(false);
     // One drain each: the first's, which timed out, and the second's, never repeated.
     expect(cluster.callsOf('drain')).toHaveLength(2);

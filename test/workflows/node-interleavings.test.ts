@@ -1,18 +1,16 @@
 import type { RunStageInput } from '../../activities/contract';
 import { stageJobName, type RolloutSpec } from '../../model';
-import { rolloutWorkflow } from '../../workflows';
 import {
   desireSignal,
   nodeStateQuery,
   pauseSignal,
   resumeSignal,
-  statusQuery,
   updateSpecUpdate,
   type DesireArgs,
 } from '../../workflows/messages';
-import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
+import { nodeWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, startRollout, statusBecomes, useTemporal, withWorker } from './env';
 
 // The node's side of G11 and G12: spec changes and an interrupt meeting stage Jobs in flight, on a cluster whose
 // deleted pods run on for their grace period. The rollout completes, and no package ever has two executors.
@@ -20,13 +18,6 @@ import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from 
 const t = useTemporal();
 const image = (n: string) => `ghcr.io/example/${n}`;
 const NODE = 'node-a';
-
-const startRollout = (taskQueue: string, spec: RolloutSpec) =>
-  t.env.client.workflow.start(rolloutWorkflow, {
-    taskQueue,
-    workflowId: rolloutWorkflowId(spec.name, spec.name),
-    args: [{ cluster: spec.name, spec }],
-  });
 
 const stageStarted = (cluster: FakeCluster, what: string) => cluster.stagesOn(NODE).includes(what);
 const jobOf = (rollout: string, pkg: string, version: string, stage: RunStageInput['stage']) =>
@@ -41,10 +32,10 @@ async function changeMidStage(
   fixture: string,
 ) {
   return withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await startRollout(taskQueue, spec);
+    const handle = await startRollout(t.env, taskQueue, spec);
     await eventually(() => expect(when()).toBe(true));
     await handle.executeUpdate(updateSpecUpdate, { args: [change(spec)] });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+    await statusBecomes(handle, 'complete', 60_000);
     const node = t.env.client.workflow.getHandle(nodeWorkflowId(spec.name, NODE));
     await recordHistory(t.env, nodeWorkflowId(spec.name, NODE), fixture);
     return (await node.query(nodeStateQuery)).rollouts[spec.name]!.packages;
@@ -130,14 +121,14 @@ test('a configMap change while apply is failing runs apply again, never skips to
     packages: { tune: { version: '1.0.0', image: image('tune'), configMap: { 'a.conf': 'bad' } } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await startRollout(taskQueue, spec);
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('erroring'));
+    const handle = await startRollout(t.env, taskQueue, spec);
+    await statusBecomes(handle, 'erroring');
     const fixed = {
       ...spec,
       spec: { ...spec.spec, packages: { tune: { ...spec.spec.packages.tune!, configMap: { 'a.conf': 'good' } } } },
     };
     await handle.executeUpdate(updateSpecUpdate, { args: [fixed] });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+    await statusBecomes(handle, 'complete', 60_000);
     await recordHistory(t.env, nodeWorkflowId('fixcfg', NODE), 'node-rerun-fixed-apply');
   });
   expect(cluster.stagesOn(NODE)).toEqual(['tune@1.0.0:apply', 'tune@1.0.0:apply', 'tune@1.0.0:config']);
@@ -156,8 +147,8 @@ test('G12 an independent package never runs a stage beside the reboot, and the r
     },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await startRollout(taskQueue, spec);
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+    const handle = await startRollout(t.env, taskQueue, spec);
+    await statusBecomes(handle, 'complete', 60_000);
     await recordHistory(t.env, nodeWorkflowId('alone', NODE), 'node-interrupt-alone');
   });
   expect(cluster.breaches).toEqual([]);
@@ -171,14 +162,14 @@ test('a rollout deleted and started again under its name starts fresh and comple
   const cluster = new FakeCluster([NODE]);
   const spec = rolloutSpec('again', { packages: { tools: { version: '1.0.0', image: image('tools') } } });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const first = await startRollout(taskQueue, spec);
-    await eventually(async () => expect((await first.query(statusQuery)).status).toBe('complete'));
+    const first = await startRollout(t.env, taskQueue, spec);
+    await statusBecomes(first, 'complete');
     const forgetting = (await t.env.client.workflow.getHandle(nodeWorkflowId('again', NODE)).describe()).runId;
     // `kubectl delete -f` then `apply -f`: the deleted rollout forgets its nodes, the new one starts at once.
     await first.cancel();
     await first.result().catch(() => undefined);
-    const second = await startRollout(taskQueue, spec);
-    await eventually(async () => expect((await second.query(statusQuery)).status).toBe('complete'), 60_000);
+    const second = await startRollout(t.env, taskQueue, spec);
+    await statusBecomes(second, 'complete', 60_000);
     await recordHistory(t.env, nodeWorkflowId('again', NODE), 'node-forget-then-again', forgetting);
   });
   expect(cluster.callsOf('clearNodeState')).toHaveLength(1);
@@ -195,8 +186,8 @@ test('a desire from another rollout under the same name (its forget lost) forget
   const cluster = new FakeCluster([NODE]);
   const spec = rolloutSpec('twin', { packages: { tools: { version: '1.0.0', image: image('tools') } } });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const first = await startRollout(taskQueue, spec);
-    await eventually(async () => expect((await first.query(statusQuery)).status).toBe('complete'));
+    const first = await startRollout(t.env, taskQueue, spec);
+    await statusBecomes(first, 'complete');
     const node = t.env.client.workflow.getHandle(nodeWorkflowId('twin', NODE));
     const sent = (cluster.callsOf('ensureNodeWorkflow')[0]!.input as { args: DesireArgs[] }).args[0]!;
     expect(sent.rolloutUid).toBeDefined();
@@ -237,7 +228,7 @@ test('G11 a Job the pause could not suspend (forbidden) is gone before the packa
   cluster.script = (i) => ({ ms: i.package.version === '1.0.0' ? 60_000 : 200 });
   const spec = rolloutSpec('nosusp', { packages: { drv: { version: '1.0.0', image: image('drv') } } });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await startRollout(taskQueue, spec);
+    const handle = await startRollout(t.env, taskQueue, spec);
     await eventually(() => expect(stageStarted(cluster, 'drv@1.0.0:apply')).toBe(true));
     await handle.signal(pauseSignal, { actor: 'test', reason: 'window' });
     await eventually(async () => {
@@ -253,7 +244,7 @@ test('G11 a Job the pause could not suspend (forbidden) is gone before the packa
       spec: { ...spec.spec, packages: { drv: { ...spec.spec.packages.drv!, version: '2.0.0' } } },
     };
     await handle.executeUpdate(updateSpecUpdate, { args: [bumped] });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+    await statusBecomes(handle, 'complete', 60_000);
   });
   expect(cluster.breaches).toEqual([]);
 });

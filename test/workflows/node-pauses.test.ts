@@ -1,9 +1,18 @@
 import type { RunStageInput } from '../../activities/contract';
 import { rolloutWorkflow } from '../../workflows';
-import { nodePauseSignal, nodeStateQuery, pauseSignal, resumeSignal, statusQuery } from '../../workflows/messages';
+import { nodePauseSignal, nodeStateQuery, pauseSignal, resumeSignal } from '../../workflows/messages';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, sleep, useTemporal, withWorker } from './env';
+import {
+  eventually,
+  recordHistory,
+  rolloutSpec,
+  sleep,
+  startRollout,
+  statusBecomes,
+  useTemporal,
+  withWorker,
+} from './env';
 
 // G14 pauses hold: a pause longer than a stage's remaining time, and a continue-as-new while paused, both end with
 // the stage's Job resumed and completed.
@@ -23,11 +32,7 @@ test('G14 a paused stage keeps the time it had left: a pause longer than it, the
     packages: { tools: { version: '1.0.0', image: 'ghcr.io/example/tools' } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
-      taskQueue,
-      workflowId: rolloutWorkflowId('keep', 'keep'),
-      args: [{ cluster: 'keep', spec }],
-    });
+    const handle = await startRollout(t.env, taskQueue, spec);
     await eventually(() => expect(cluster.stagesOn(NODE)).toEqual(['tools@1.0.0:apply']));
     await sleep(2000);
     await handle.signal(pauseSignal, who);
@@ -35,7 +40,7 @@ test('G14 a paused stage keeps the time it had left: a pause longer than it, the
     // Paused for longer than the 10 s the stage had left.
     await sleep(14_000);
     await handle.signal(resumeSignal, who);
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+    await statusBecomes(handle, 'complete', 60_000);
     await recordHistory(t.env, nodeWorkflowId('keep', NODE), 'node-pause-keeps-time');
     const view = await node('keep').query(nodeStateQuery);
     expect(view.rollouts.keep!.packages['tools|1.0.0']).toMatchObject({ stage: 'config', state: 'complete' });
@@ -82,7 +87,7 @@ test('G14 continue-as-new while paused: the stage Job is resumed with the rollou
     }
     await eventually(async () => expect((await node('canp').describe()).runId).not.toBe(before));
     await handle.signal(resumeSignal, who);
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 30_000);
+    await statusBecomes(handle, 'complete', 30_000);
   });
   expect(suspends(cluster, false).length).toBeGreaterThanOrEqual(1);
 }, 90_000);

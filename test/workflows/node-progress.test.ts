@@ -1,10 +1,9 @@
 import { temporal } from '@temporalio/proto';
-import { rolloutWorkflow } from '../../workflows';
 import { nodeProgressSignal, statusQuery, type NodeProgress } from '../../workflows/messages';
 import { packageProgress, reportOf } from '../../model';
-import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
+import { nodeWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, startRollout, statusBecomes, useTemporal, withWorker } from './env';
 
 // The node's progress reaches its rollout from the node-state write's own activity, a local activity (patch
 // local-node-calls): the node's history holds a marker per write and no signal command, and the rollout's status
@@ -31,14 +30,9 @@ const spec = (name: string) =>
 test('node-state writes report to the rollout from their own activity when its judgement changes; the status shows each package', async () => {
   const nodes = ['node-1', 'node-2'];
   const cluster = new FakeCluster(nodes);
-  const id = rolloutWorkflowId('progress', 'progress');
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
-      taskQueue,
-      workflowId: id,
-      args: [{ cluster: 'progress', spec: spec('progress') }],
-    });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+    const handle = await startRollout(t.env, taskQueue, spec('progress'));
+    await statusBecomes(handle, 'complete', 60_000);
     const status = await handle.query(statusQuery);
     for (const node of nodes) {
       expect(status.nodes[node]!.packages).toEqual({
@@ -87,14 +81,9 @@ test('node-state writes report to the rollout from their own activity when its j
 
 test('G1 a late copy of an older progress report never takes a node back from complete (real Temporal)', async () => {
   const cluster = new FakeCluster(['node-1']);
-  const id = rolloutWorkflowId('late', 'late');
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
-      taskQueue,
-      workflowId: id,
-      args: [{ cluster: 'late', spec: spec('late') }],
-    });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+    const handle = await startRollout(t.env, taskQueue, spec('late'));
+    await statusBecomes(handle, 'complete', 60_000);
     const late = (order: [number, number]) =>
       handle.signal(nodeProgressSignal, {
         node: 'node-1',

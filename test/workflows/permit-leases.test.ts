@@ -4,7 +4,7 @@ import { rolloutWorkflow } from '../../workflows';
 import { nodeStateQuery, statusQuery } from '../../workflows/messages';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, sleep, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, sleep, statusBecomes, useTemporal, withWorker } from './env';
 
 // G13 permits are leases: at every relist the rollout asks its unfinished nodes what they hold (leaseCheck, answered
 // by leaseReport) and its books follow, so a node workflow terminated while it holds the permit, or a request lost
@@ -117,7 +117,7 @@ test('G13 a node workflow terminated while it holds the permit is started again 
       // The next lease check finds the holder's workflow gone: its desire is sent again, and the new node workflow
       // takes the node up from its recorded state and asks for the permit. The permit stays booked to the node (its
       // reboot may still run) and is granted to it again; the other node waits its turn.
-      await eventually(async () => expect((await rollout('gone').query(statusQuery)).status).toBe('complete'), 60_000);
+      await statusBecomes(rollout('gone'), 'complete', 60_000);
       expect(interrupted(cluster)).toEqual([holder, holder, other]);
       expect(cluster.maxDisrupted).toBe(1);
       expect(cluster.breaches).toEqual([]);
@@ -178,7 +178,7 @@ test('G13 a rollout reset to after a request grants it again; the node keeps one
       permit: 'node-a#1',
     });
     expect((await rollout('regrant').query(statusQuery)).permits).toEqual(['node-a']);
-    await eventually(async () => expect((await rollout('regrant').query(statusQuery)).status).toBe('complete'), 60_000);
+    await statusBecomes(rollout('regrant'), 'complete', 60_000);
     expect(interrupted(cluster)).toEqual(['node-a']);
     await recordHistory(t.env, nodeWorkflowId('regrant', 'node-a'), 'node-regrant-keeps-one-permit');
   });
@@ -192,7 +192,7 @@ test('G13 lease checks of an erroring node that waits for a rerun keep its histo
     'idle',
     { bad },
     async () => {
-      await eventually(async () => expect((await rollout('idle').query(statusQuery)).status).toBe('erroring'));
+      await statusBecomes(rollout('idle'), 'erroring');
       // A check a second, each agreeing with the node (it holds and wants nothing): no answer, but history grows.
       await eventually(async () => {
         const runs: string[] = [];

@@ -3,7 +3,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PATCHES } from '../../workflows/patches';
-import { testWorkflowBundle } from '../harness/workflow-bundle';
+import { testWorkflowBundle } from '../../harness/workflow-bundle';
 
 // Histories recorded from the workflow tests (KEELSON_RECORD_HISTORIES=1) replay against the current code: a change
 // that reorders or drops a command fails here with a DeterminismViolationError.

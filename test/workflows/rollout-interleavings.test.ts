@@ -1,10 +1,18 @@
 import type { RunStageInput } from '../../activities/contract';
-import { stageJobName, type RolloutSpec } from '../../model';
-import { rolloutWorkflow } from '../../workflows';
+import { stageJobName } from '../../model';
 import { enableSignal, pauseSignal, resumeSignal, statusQuery, updateSpecUpdate } from '../../workflows/messages';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, useTemporal, sleep, withWorker } from './env';
+import {
+  eventually,
+  recordHistory,
+  rolloutSpec,
+  sleep,
+  startRollout,
+  statusBecomes,
+  useTemporal,
+  withWorker,
+} from './env';
 
 // The rollout's side of G13 and G14: a user action, a spec update or a missing node workflow meeting work in flight.
 
@@ -17,12 +25,6 @@ interface DesireCall {
 }
 const desires = (cluster: FakeCluster) => cluster.callsOf('ensureNodeWorkflow').map((c) => c.input as DesireCall);
 /** The rollout named as its spec, on a cluster of the same name. */
-const startRollout = (taskQueue: string, spec: RolloutSpec) =>
-  t.env.client.workflow.start(rolloutWorkflow, {
-    taskQueue,
-    workflowId: rolloutWorkflowId(spec.name, spec.name),
-    args: [{ cluster: spec.name, spec }],
-  });
 
 test('G14 a spec update reaches every in-flight node at once and keeps the batch barrier', async () => {
   // Batches of two in creation order: node-a and node-b first, then node-c and node-d; node-c's stage is long.
@@ -36,7 +38,7 @@ test('G14 a spec update reaches every in-flight node at once and keeps the batch
     packages: { tools: { version: '1.0.0', image: image('tools') } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await startRollout(taskQueue, spec);
+    const handle = await startRollout(t.env, taskQueue, spec);
     // The second batch is in flight: node-d done, node-c still applying.
     await eventually(async () => {
       const status = await handle.query(statusQuery);
@@ -65,7 +67,7 @@ test('G14 a spec update reaches every in-flight node at once and keeps the batch
       stageJobName({ rollout: 'upd', package: 'tools', version: '1.0.0', stage: 'apply', node: 'node-c' }),
       'complete',
     );
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+    await statusBecomes(handle, 'complete', 60_000);
     expect(
       desires(cluster)
         .filter((d) => d.args[0].generation === 2)
@@ -88,11 +90,11 @@ test('G14 a rollout started paused runs on resume, and one started disabled runs
       [flag]: true,
     };
     await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-      const handle = await startRollout(taskQueue, spec);
+      const handle = await startRollout(t.env, taskQueue, spec);
       await eventually(async () => expect((await handle.query(statusQuery)).status).toBe(flag));
       expect(cluster.callsOf('runStage')).toHaveLength(0);
       await handle.signal(signal, { actor: 'sre', reason: 'go' });
-      await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 60_000);
+      await statusBecomes(handle, 'complete', 60_000);
       // The nodes were told the rollout's own state, not the manifest's.
       expect(desires(cluster).map((d) => d.args[0].spec[flag])).toEqual([false, false]);
       await handle.cancel();
@@ -108,12 +110,12 @@ test('G13 signalling a missing node workflow never fails the rollout', async () 
     packages: { tools: { version: '1.0.0', image: image('tools') } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await startRollout(taskQueue, spec);
+    const handle = await startRollout(t.env, taskQueue, spec);
     await eventually(() => expect(cluster.callsOf('runStage')).toHaveLength(2));
     // node-2's workflow is terminated by hand; then the rollout is paused, which signals every admitted node.
     await t.env.client.workflow.getHandle(nodeWorkflowId('gone', 'node-2')).terminate('by hand');
     await handle.signal(pauseSignal, { actor: 'sre', reason: 'look' });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('paused'));
+    await statusBecomes(handle, 'paused');
     await handle.signal(resumeSignal, { actor: 'sre', reason: 'go on' });
     for (const job of cluster.jobs.keys()) cluster.finish(job, 'complete');
     await eventually(async () => expect((await handle.query(statusQuery)).nodes['node-1']!.status).toBe('complete'));
@@ -128,7 +130,7 @@ test('a relist asked for while the nodes are being listed is not lost: a spec up
   cluster.listNodesMs = 3000;
   const spec = rolloutSpec('relist', { packages: { tools: { version: '1.0.0', image: image('tools') } } });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await startRollout(taskQueue, spec);
+    const handle = await startRollout(t.env, taskQueue, spec);
     await eventually(() => expect(cluster.callsOf('listNodes')).toHaveLength(1));
     // A node joins, and a spec update asks for a relist, while the first listing (without the node) is under way.
     cluster.nodes.push({ ...cluster.nodes[0]!, name: 'node-2', bootId: 'node-2-boot-0' });

@@ -5,7 +5,7 @@ import type { RolloutCarried } from '../../workflows/rollout/workflow';
 import { nodeProgressSignal, statusQuery, type NodeProgress } from '../../workflows/messages';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, sleep, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, sleep, statusBecomes, useTemporal, withWorker } from './env';
 
 // The rollout takes node progress reports as node-state write activities send them (issue 15): spread out, out of
 // order (an activity retried late) and more than once (a retry after the signal went). The test plays the nodes
@@ -76,7 +76,7 @@ async function runScenario(run: number, s: Scenario): Promise<void> {
       await handle.signal(nodeProgressSignal, r);
       await sleep(s.gaps[i % s.gaps.length]!);
     }
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 30_000);
+    await statusBecomes(handle, 'complete', 30_000);
     const status = await handle.query(statusQuery);
     for (const node of nodes) {
       expect(status.nodes[node]!.packages.tools).toEqual({

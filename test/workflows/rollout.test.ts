@@ -3,7 +3,7 @@ import { rolloutWorkflow } from '../../workflows';
 import { statusQuery } from '../../workflows/messages';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, useTemporal, withWorker } from './env';
+import { eventually, recordHistory, rolloutSpec, startRollout, statusBecomes, useTemporal, withWorker } from './env';
 
 const t = useTemporal();
 
@@ -28,7 +28,7 @@ test('3 packages with dependsOn on 5 nodes with a budget of 2: stage order, at m
       workflowId: id,
       args: [{ cluster: 'test', spec }],
     });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 90_000);
+    await statusBecomes(handle, 'complete', 90_000);
     const status = await handle.query(statusQuery);
     expect(status.completeNodes).toBe('5/5');
     for (const node of nodes(5)) {
@@ -133,12 +133,8 @@ test("a new rollout takes the worker's node timeouts and drain policy, once, and
     packages: { driver: { version: '1.0.0', image: image('driver'), interrupt: { type: 'reboot' } } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
-      taskQueue,
-      workflowId: rolloutWorkflowId('test', spec.name),
-      args: [{ cluster: 'test', spec }],
-    });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 90_000);
+    const handle = await startRollout(t.env, taskQueue, spec, { cluster: 'test' });
+    await statusBecomes(handle, 'complete', 90_000);
     expect(cluster.callsOf('nodeTimeouts')).toHaveLength(1);
     const drains = cluster.callsOf('drain').map((c) => c.input);
     expect(drains).toHaveLength(2);
@@ -164,12 +160,8 @@ test("a rollout's spec.drain reaches its drains: its own timeout and rules, the 
     packages: { driver: { version: '1.0.0', image: image('driver'), interrupt: { type: 'reboot' } } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await t.env.client.workflow.start(rolloutWorkflow, {
-      taskQueue,
-      workflowId: rolloutWorkflowId('test', spec.name),
-      args: [{ cluster: 'test', spec }],
-    });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'), 90_000);
+    const handle = await startRollout(t.env, taskQueue, spec, { cluster: 'test' });
+    await statusBecomes(handle, 'complete', 90_000);
     expect(cluster.callsOf('drain').map((c) => c.input)).toEqual([
       {
         node: cluster.nodes[0]!.name,
@@ -210,7 +202,7 @@ test('resetBatchStateOnCompletion: the batch state starts over when the rollout 
       workflowId: rolloutWorkflowId('resets', 'resets'),
       args: [{ cluster: 'resets', spec }],
     });
-    await eventually(async () => expect((await handle.query(statusQuery)).status).toBe('complete'));
+    await statusBecomes(handle, 'complete');
     const batch = (await handle.query(statusQuery)).compartmentStatuses.__default__!.batchState;
     expect(batch).toMatchObject({ currentBatch: 1, completedNodes: 0, failedNodes: 0 });
     await recordHistory(t.env, rolloutWorkflowId('resets', 'resets'), 'rollout-reset-batches');

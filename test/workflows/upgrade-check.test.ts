@@ -3,7 +3,7 @@ import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { replayCheck } from '../../workers/versioning';
-import { testWorkflowBundle } from '../harness/workflow-bundle';
+import { testWorkflowBundle } from '../../harness/workflow-bundle';
 
 // The check a new worker build passes before it takes the running workflows over (docs/operations.md, "Upgrading
 // Keelson"): it replays their histories against its own code. A build that would not replay one is refused.

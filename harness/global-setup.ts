@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { stateDir } from '../../deploy/dev/paths';
-import { runningComponents, stackEnv, stackUp } from '../../deploy/dev/stack';
+import { stateDir } from '../deploy/dev/paths';
+import { runningComponents, stackEnv, stackUp } from '../deploy/dev/stack';
 import { workflowSetup } from './workflow-setup';
 
 export const startedByTestsFile = path.join(stateDir, 'run', 'started-by-tests.json');

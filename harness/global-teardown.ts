@@ -1,6 +1,6 @@
 import fs from 'node:fs';
-import { stopDetached } from '../../deploy/dev/processes';
-import { stackComponents } from '../../deploy/dev/stack';
+import { stopDetached } from '../deploy/dev/processes';
+import { stackComponents } from '../deploy/dev/stack';
 import { startedByTestsFile } from './global-setup';
 import workflowTeardown from './workflow-teardown';
 

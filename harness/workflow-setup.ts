@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { stateDir, toolPaths } from '../../deploy/dev/paths';
-import { installTools } from '../../deploy/dev/stack';
-import { buildWorkflowBundle } from '../../deploy/dev/workflow-bundle';
+import { stateDir, toolPaths } from '../deploy/dev/paths';
+import { installTools } from '../deploy/dev/stack';
+import { buildWorkflowBundle } from '../deploy/dev/workflow-bundle';
 import { BUNDLE_VARIABLE } from './workflow-bundle';
 
 /**
