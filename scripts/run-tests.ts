@@ -1,13 +1,14 @@
 /**
  * The whole Jest suite, in three phases, on the one local stack (`npm test`; with arguments, plain Jest on them).
  *
- * One Jest process in band took about 51 minutes on two cores, most of it waiting on fake reboots and timers, not
- * CPU. So after the unit tests (which bring the stack up), two processes run side by side: the end-to-end and fault
- * suites, each with its own worker and fake nodes, and everything else. The apiserver fault stops the shared
+ * The unit tests need no stack (jest.unit.config.js has no global setup): they run while the stack comes up. One
+ * Jest process in band for the rest took about 51 minutes on two cores, most of it waiting on fake reboots and
+ * timers, not CPU, so two processes then run side by side: the end-to-end and fault suites, each with its own worker
+ * and fake nodes, and everything else; their global setup finds the stack up. The apiserver fault stops the shared
  * kube-apiserver, so it runs last, alone. Services this run started are stopped at the end.
  */
 import { spawn } from 'node:child_process';
-import { runningComponents, stackComponents } from '../deploy/dev/stack';
+import { runningComponents, stackComponents, stackUp } from '../deploy/dev/stack';
 import { stopDetached } from '../deploy/dev/processes';
 
 const jest = require.resolve('jest/bin/jest');
@@ -48,7 +49,10 @@ async function main(): Promise<number> {
   if (args.length) return runJest('jest', args);
   const before = new Set(runningComponents());
   try {
-    const codes = [await runJest('unit', ['test/unit'])];
+    const stack = stackUp({ nodes: 10, log: (line) => process.stdout.write(`[stack] ${line}\n`) });
+    stack.catch(() => undefined);
+    const codes = [await runJest('unit', ['-c', 'jest.unit.config.js'])];
+    await stack;
     codes.push(...(await Promise.all(Object.entries(sideBySide).map(([label, paths]) => runJest(label, paths)))));
     codes.push(await runJest('apiserver-stop', exclusive));
     return codes.find((code) => code !== 0) ?? 0;
