@@ -62,15 +62,21 @@ export function eventuallyRead<T>(
   );
 }
 
-/** Polls until the probe returns a value, and returns it: `eventually` for probes that answer undefined for not yet. */
-export function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  return eventually(
-    what,
-    async () => {
-      const value = await probe();
-      if (value === undefined) throw new Error('nothing yet');
-      return value;
-    },
-    timeoutMs,
-  );
+/**
+ * Polls until the probe returns a value, and returns it. Only `undefined` means not yet: a probe that throws fails the
+ * wait at once, so a probe can refuse a state it must never see.
+ */
+export async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+  pollMs = POLL_MS,
+): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}`);
+    await sleep(pollMs);
+  }
 }

@@ -208,9 +208,10 @@ export class Fleet {
   }
 
   async startRollout(manifest: Record<string, unknown>): Promise<RolloutSpec> {
-    const [rollout] = parsedRollouts([manifest]);
-    await this.keelson!.startRollout(rollout!);
-    return rollout!;
+    const rollouts = parsedRollouts([manifest]);
+    if (rollouts.length !== 1) throw new Error(`the bench manifest must give one rollout, it gives ${rollouts.length}`);
+    await this.keelson!.startRollout(rollouts[0]!);
+    return rollouts[0]!;
   }
 
   /**

@@ -12,7 +12,7 @@ import { SettingsError } from '../../workers/temporal-settings';
 import { watchFiles } from '../../workers/watched-files';
 import { pem, selfSigned, signedBy, type KeyPair } from '../../harness/certificates';
 import { secretVolume } from '../../harness/secret-volume';
-import { eventually } from '../../harness/wait';
+import { eventually, until } from '../../harness/wait';
 
 // The API entry point over TLS, as operators run it: bad TLS settings stop start-up naming the setting and the file;
 // a self-signed certificate serves HTTPS that the client reaches with the CA file and is refused without it; client
@@ -227,9 +227,15 @@ describe('HTTPS with a self-signed certificate, reloaded with the token file fro
   test('a new token file is used without a restart: the new token accepted, the old refused', async () => {
     const withCa = (token: string) => client(api.url, token, { KEELSON_API_CA_FILE: first.cert });
     tokens.update({ tokens: `bob:read:bob-token-0123456789\n` });
-    await eventually(
+    // 401 until the new file is loaded; any other answer (a refused connection) fails at once.
+    await until(
       'the new token is accepted',
-      async () => expect(await listStatus(withCa('bob-token-0123456789'))).toBe(200),
+      async () => {
+        const status = await listStatus(withCa('bob-token-0123456789'));
+        if (status === 401) return undefined;
+        expect(status).toBe(200);
+        return status;
+      },
       RELOAD_MS,
       RELOAD_POLL_MS,
     );
@@ -258,9 +264,15 @@ describe('HTTPS with a self-signed certificate, reloaded with the token file fro
   test('a new certificate is served to new connections without a restart; a bad one keeps the old', async () => {
     expect(await servedFingerprint(api.port)).toBe(fingerprintOf(first));
     tls.update({ 'tls.crt': pem(second.cert), 'tls.key': pem(second.key) });
-    await eventually(
+    // The old certificate until the new one is loaded; a failed handshake or any other certificate fails at once.
+    await until(
       'the new certificate is served',
-      async () => expect(await servedFingerprint(api.port)).toBe(fingerprintOf(second)),
+      async () => {
+        const served = await servedFingerprint(api.port);
+        if (served === fingerprintOf(first)) return undefined;
+        expect(served).toBe(fingerprintOf(second));
+        return served;
+      },
       RELOAD_MS,
       RELOAD_POLL_MS,
     );

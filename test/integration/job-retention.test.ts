@@ -210,9 +210,10 @@ describe('a worker with KEELSON_JOB_RETENTION_SECONDS=0 and KEELSON_DEFAULT_STAG
   });
 });
 
-describe('a worker with KEELSON_JOB_RETENTION_SECONDS=600', () => {
+describe('a worker with KEELSON_JOB_RETENTION_SECONDS=3600', () => {
   test('a failed Job stays with its TTL after it is recorded; a completed Job is deleted', async () => {
-    const w = await worker('kept', { KEELSON_JOB_RETENTION_SECONDS: '600' });
+    // Not the test harness's default (600), so the TTL below can only come from this worker's setting.
+    const w = await worker('kept', { KEELSON_JOB_RETENTION_SECONDS: '3600' });
     const node = nodes[2]!;
     const rollout = 'kept';
     await runBadAndGood(w, node, rollout);
@@ -242,7 +243,7 @@ describe('a worker with KEELSON_JOB_RETENTION_SECONDS=600', () => {
       LONG,
     );
     const [kept] = await jobsOf(rollout);
-    expect(kept!.spec?.ttlSecondsAfterFinished).toBe(600);
+    expect(kept!.spec?.ttlSecondsAfterFinished).toBe(3600);
     expect(kept!.status?.failed).toBeGreaterThan(0);
     expect(kept!.metadata?.deletionTimestamp).toBeUndefined();
   });

@@ -229,7 +229,11 @@ async function patchFinalizers(pod: V1Pod, next: (finalizers: string[]) => strin
 
 /** Keeps a pod in the API server once deleted (as a slow kubelet would), so its foreground-deleted Job stays too. */
 const holdPod = (pod: V1Pod) => patchFinalizers(pod, (f) => [...f, HOLD]);
-const releasePod = (pod: V1Pod) => patchFinalizers(pod, (f) => f.filter((x) => x !== HOLD));
+const releasePod = (pod: V1Pod) =>
+  patchFinalizers(pod, (f) => {
+    if (!f.includes(HOLD)) throw new Error(`pod ${pod.metadata!.name} lost the test's finalizer ${HOLD}`);
+    return f.filter((x) => x !== HOLD);
+  });
 
 const seconds = (n: number) => new Promise((r) => setTimeout(r, n * 1000));
 
