@@ -1,6 +1,7 @@
 import type { RolloutChange } from '../../workflows/messages';
 import { ApiError, type ApiClient } from '../../client/http-client';
 import { EXIT, table } from './output';
+import { explainErroring } from './why';
 
 // Live progress of a rollout (`rollout start --wait`, `rollout status --watch`): on a terminal a progress bar and a
 // per-node table redrawn in place; otherwise one plain line per change. Ends when the rollout settles.
@@ -51,9 +52,34 @@ export function auditLine(s: StatusBody): string {
   return parts.length > 0 ? `${parts.join('; ')}\n` : '';
 }
 
+/** Above this many nodes, a status shows counts and the nodes that need a look, not every node (`-o wide` does). */
+export const NODE_ROWS_SHOWN = 20;
+
+/** The statuses a node that needs a look has: work under way, or stopped on an error or a block. */
+const ACTIVE = new Set(['in_progress', 'erroring', 'blocked']);
+
+/**
+ * One row a node. With more than NODE_ROWS_SHOWN nodes, a line of counts per status, then only the active and
+ * erroring nodes (erroring first, at most NODE_ROWS_SHOWN), so hundreds of nodes stay readable.
+ */
 export function nodeTable(s: StatusBody): string {
   const nodes = Object.entries(s.nodes).sort(([a], [b]) => a.localeCompare(b));
-  return table([['NODE', 'STATUS', 'PACKAGES'], ...nodes.map(([n, v]) => [n, v.status, packagesText(v.packages)])]);
+  const head = ['NODE', 'STATUS', 'PACKAGES'];
+  const row = ([n, v]: (typeof nodes)[number]) => [n, v.status, packagesText(v.packages)];
+  if (nodes.length <= NODE_ROWS_SHOWN) return table([head, ...nodes.map(row)]);
+  const counts = new Map<string, number>();
+  for (const [, v] of nodes) counts.set(v.status, (counts.get(v.status) ?? 0) + 1);
+  const countLine = [...counts].sort(([a], [b]) => a.localeCompare(b)).map(([st, n]) => `${st} ${n}`);
+  const active = nodes
+    .filter(([, v]) => ACTIVE.has(v.status))
+    .sort(([, a], [, b]) => Number(b.status === 'erroring') - Number(a.status === 'erroring'));
+  const shown = active.slice(0, NODE_ROWS_SHOWN);
+  const more = active.length - shown.length;
+  return (
+    `${nodes.length} nodes: ${countLine.join(', ')}\n` +
+    (shown.length > 0 ? table([head, ...shown.map(row)]) : '') +
+    (more > 0 ? `... and ${more} more active or erroring (-o wide lists every node)\n` : '')
+  );
 }
 
 export function progressBar(s: StatusBody, width = 30): string {
@@ -124,6 +150,7 @@ export async function follow(api: ApiClient, name: string, opts: FollowOptions):
     const end = settled(s);
     if (end === 'complete') return EXIT.ok;
     if (end === 'erroring') {
+      out.write(await explainErroring(api, s));
       process.stderr.write(
         `keelson: rollout ${name} is erroring on ${Object.values(s.nodes).filter((n) => n.status === 'erroring').length} node(s)\n`,
       );

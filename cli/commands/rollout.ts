@@ -1,3 +1,4 @@
+import { explainErroring } from './why';
 import type { Command } from 'commander';
 import type { ApiClient } from '../../client/http-client';
 import {
@@ -164,11 +165,12 @@ export function registerRollout(program: Command, api: () => ApiClient): void {
           return EXIT.usage;
         }
         if (o.watch) return follow(api(), name, followOpts(o));
-        const { body } = await api().request<StatusBody>('GET', `/v1/rollouts/${encodeURIComponent(name)}`);
+        const client = api();
+        const { body } = await client.request<StatusBody>('GET', `/v1/rollouts/${encodeURIComponent(name)}`);
         process.stdout.write(
           format === 'json' || format === 'yaml'
             ? structured(format, body)
-            : rolloutStatusText(body, format === 'wide'),
+            : rolloutStatusText(body, format === 'wide') + (await explainErroring(client, body)),
         );
         return EXIT.ok;
       }),

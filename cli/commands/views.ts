@@ -1,4 +1,5 @@
 import { table } from './output';
+import { whyLines } from './why';
 import { auditLine, nodeTable, packagesText, summaryLine, type PackageView, type StatusBody } from './progress';
 
 // The text views of `rollout list`, `rollout status` and `node status`: the plain table, and with `-o wide` one row
@@ -24,7 +25,7 @@ export function rolloutListText(rollouts: readonly RolloutListEntry[], wide: boo
   ]);
 }
 
-type WidePackage = PackageView & { attempts?: number };
+type WidePackage = PackageView & { attempts?: number; lastError?: string };
 
 /** One row per package (sorted), or one row of `-` for an owner without packages. */
 function packageRows(owner: string[], packages: Record<string, WidePackage>, attempts: boolean): string[][] {
@@ -74,6 +75,9 @@ export function nodeStatusText(body: NodeBody, wide: boolean): string {
   return (
     `node ${body.node}${body.cordonedBy ? ` (cordoned by ${body.cordonedBy})` : ''}\n` +
     table(rows) +
+    whyLines(body)
+      .map((l) => `why ${l}`)
+      .join('') +
     `Temporal UI: ${body.link}\n`
   );
 }

@@ -322,6 +322,11 @@ test('start --wait on a package whose apply fails: exit 1 once the node is error
   expect(r.stderr).toContain(`keelson: rollout ${failing} is erroring on 1 node(s)`);
   expect(r.code).toBe(1);
   expect(r.stdout).toContain('node-005: erroring broken@1.0.0 apply erroring');
+  // Why, read from the node: at the end of --wait, in rollout status and in node status.
+  const why = (prefix: string) => new RegExp(`^why ${prefix}${failing}/broken \\(apply\\): \\S.*$`, 'm');
+  expect(r.stdout).toMatch(why('node-005 '));
+  expect((await keelson(['rollout', 'status', failing])).stdout).toMatch(why('node-005 '));
+  expect((await keelson(['node', 'status', 'node-005'])).stdout).toMatch(why(''));
 });
 
 test('logs of the failed stage: the log on stdout, its pod and container on stderr; --tail; a gone Job exits 4', async () => {

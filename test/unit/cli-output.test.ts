@@ -3,6 +3,8 @@ import YAML from 'yaml';
 import { formatOf, parseOutputFormat, structured } from '../../cli/commands/output';
 import type { StatusBody } from '../../cli/commands/progress';
 import { nodeStatusText, rolloutListText, rolloutStatusText, type NodeBody } from '../../cli/commands/views';
+import { explainErroring } from '../../cli/commands/why';
+import type { ApiClient } from '../../client/http-client';
 
 // `-o json|yaml|wide` of `rollout list`, `rollout status` and `node status`: the flag's values and what each prints.
 
@@ -146,3 +148,99 @@ describe('node status', () => {
     );
   });
 });
+
+describe('why a node is erroring, and hundreds of nodes', () => {
+  const failing: NodeBody = {
+    node: 'node-007',
+    link: 'http://ui/n7',
+    cordonedBy: 'drivers',
+    rollouts: {
+      drivers: {
+        status: 'erroring',
+        paused: false,
+        disabled: false,
+        packages: {
+          gpu: {
+            ...pkg('2.0', 'interrupt', 'erroring'),
+            lastError: `DrainBlocked: pod default/bare has no controller\nmore detail`,
+          },
+          base: { ...pkg('1.0', 'config', 'complete'), lastError: 'an old error of a package that went on' },
+        },
+      },
+      tuning: {
+        status: 'erroring',
+        paused: false,
+        disabled: false,
+        packages: {
+          sysctl: { ...pkg('1.1', 'apply', 'erroring'), lastError: `BackoffLimitExceeded: ${'x'.repeat(300)}` },
+        },
+      },
+    },
+  };
+
+  test('node status says why each erroring package is, first line only, cut to 160 characters', () => {
+    const text = nodeStatusText(failing, false);
+    expect(text.split('\n').filter((l) => l.startsWith('why '))).toEqual([
+      'why drivers/gpu (interrupt): DrainBlocked: pod default/bare has no controller',
+      `why tuning/sysctl (apply): BackoffLimitExceeded: ${'x'.repeat(157 - 'BackoffLimitExceeded: '.length)}...`,
+    ]);
+  });
+
+  test("rollout status reads the first erroring nodes' reasons from the nodes, and says how many are left", async () => {
+    const nodes = Object.fromEntries(
+      Array.from({ length: 7 }, (_, i) => [`node-00${i}`, { status: i === 3 ? 'complete' : 'erroring', packages: {} }]),
+    );
+    const asked: string[] = [];
+    const api = {
+      request: (_method: string, path: string) => {
+        asked.push(path);
+        if (path === '/v1/nodes/node-001') return Promise.reject(new Error('503 Temporal unavailable'));
+        return Promise.resolve({ status: 200, body: { ...failing, node: path.split('/').pop()! } });
+      },
+    } as unknown as ApiClient;
+    const s = { ...status('drivers', nodes) };
+    const text = await explainErroring(api, s);
+    expect(asked).toEqual([
+      '/v1/nodes/node-000',
+      '/v1/nodes/node-001',
+      '/v1/nodes/node-002',
+      '/v1/nodes/node-004',
+      '/v1/nodes/node-005',
+    ]);
+    expect(text.split('\n')).toEqual([
+      'why node-000 drivers/gpu (interrupt): DrainBlocked: pod default/bare has no controller',
+      'why node-001: its status could not be read (503 Temporal unavailable)',
+      'why node-002 drivers/gpu (interrupt): DrainBlocked: pod default/bare has no controller',
+      'why node-004 drivers/gpu (interrupt): DrainBlocked: pod default/bare has no controller',
+      'why node-005 drivers/gpu (interrupt): DrainBlocked: pod default/bare has no controller',
+      '... and 1 more erroring (keelson node status NODE says why)',
+      '',
+    ]);
+    expect(await explainErroring(api, status('drivers', { 'node-000': { status: 'complete', packages: {} } }))).toBe(
+      '',
+    );
+  });
+
+  test('with more than 20 nodes: counts per status, then the active and erroring nodes only, erroring first', () => {
+    const nodes: StatusBody['nodes'] = {};
+    for (let i = 0; i < 500; i++) {
+      const name = `n${String(i).padStart(3, '0')}`;
+      const st = i < 470 ? 'complete' : i < 475 ? 'waiting' : i < 498 ? 'in_progress' : 'erroring';
+      nodes[name] = { status: st, packages: st === 'in_progress' ? { gpu: pkg('2.0', 'apply', 'in_progress') } : {} };
+    }
+    const lines = rolloutStatusText(status('drivers', nodes), false).split('\n');
+    expect(lines[1]).toBe('500 nodes: complete 470, erroring 2, in_progress 23, waiting 5');
+    expect(lines[2]).toMatch(/^NODE +STATUS +PACKAGES$/);
+    expect(lines.slice(3, 5).map((l) => l.split(/ +/).slice(0, 2).join(' '))).toEqual([
+      'n498 erroring',
+      'n499 erroring',
+    ]);
+    expect(lines.slice(3, 23).every((l) => / (erroring|in_progress) /.test(l))).toBe(true);
+    expect(lines[23]).toBe('... and 5 more active or erroring (-o wide lists every node)');
+    expect(rolloutStatusText(status('drivers', nodes), true).split('\n')).toHaveLength(500 + 3);
+  });
+});
+
+function status(name: string, nodes: StatusBody['nodes']): StatusBody {
+  return { name, status: 'erroring', generation: 1, paused: false, disabled: false, completeNodes: '0/0', nodes };
+}
