@@ -36,12 +36,14 @@ export interface NodeReport {
   interrupt: NodeView['interrupt'];
 }
 
-/** Package entries by package name; while an old version is uninstalled, the entry of the version coming wins. */
+/**
+ * Package entries by package name; while an old version is uninstalled, the entry of the version coming wins, unless
+ * the uninstall is erroring: then the error is what the node waits on, so that entry is shown.
+ */
 export function packagesByName(state: NodeState): Record<string, NodePackageReport> {
   const out: Record<string, NodePackageReport> = {};
-  const entries = Object.values(state).sort(
-    (a, b) => Number(a.stage !== 'uninstall') - Number(b.stage !== 'uninstall'),
-  );
+  const rank = (e: NodeState[string]) => (e.state === 'erroring' ? 2 : e.stage !== 'uninstall' ? 1 : 0);
+  const entries = Object.values(state).sort((a, b) => rank(a) - rank(b));
   for (const e of entries) {
     out[e.name] = {
       version: e.version,

@@ -1,7 +1,7 @@
 import type { RolloutChange } from '../../workflows/messages';
 import { ApiError, type ApiClient } from '../../client/http-client';
 import { EXIT, table } from './output';
-import { explainErroring } from './why';
+import { byName, explainErroring, holdsError } from './why';
 
 // Live progress of a rollout (`rollout start --wait`, `rollout status --watch`): on a terminal a progress bar and a
 // per-node table redrawn in place; otherwise one plain line per change. Ends when the rollout settles.
@@ -55,15 +55,19 @@ export function auditLine(s: StatusBody): string {
 /** Above this many nodes, a status shows counts and the nodes that need a look, not every node (`-o wide` does). */
 export const NODE_ROWS_SHOWN = 20;
 
-/** The statuses a node that needs a look has: work under way, or stopped on an error or a block. */
-const ACTIVE = new Set(['in_progress', 'erroring', 'blocked']);
+/** The statuses of a node that needs a look: work under way, stopped on an error or a block, or not known. */
+const ACTIVE = new Set(['in_progress', 'erroring', 'blocked', 'unknown']);
+
+/** A node to list among many: by its status, or (its rollout paused or disabled) by a package running or erroring. */
+const needsALook = (v: StatusBody['nodes'][string]) =>
+  ACTIVE.has(v.status) || holdsError(v) || Object.values(v.packages).some((p) => p.state === 'in_progress');
 
 /**
- * One row a node. With more than NODE_ROWS_SHOWN nodes, a line of counts per status, then only the active and
- * erroring nodes (erroring first, at most NODE_ROWS_SHOWN), so hundreds of nodes stay readable.
+ * One row a node. With more than NODE_ROWS_SHOWN nodes, a line of counts per status, then only the nodes that need a
+ * look (those holding an error first, at most NODE_ROWS_SHOWN), so hundreds of nodes stay readable.
  */
 export function nodeTable(s: StatusBody): string {
-  const nodes = Object.entries(s.nodes).sort(([a], [b]) => a.localeCompare(b));
+  const nodes = Object.entries(s.nodes).sort(([a], [b]) => byName(a, b));
   const head = ['NODE', 'STATUS', 'PACKAGES'];
   const row = ([n, v]: (typeof nodes)[number]) => [n, v.status, packagesText(v.packages)];
   if (nodes.length <= NODE_ROWS_SHOWN) return table([head, ...nodes.map(row)]);
@@ -71,14 +75,14 @@ export function nodeTable(s: StatusBody): string {
   for (const [, v] of nodes) counts.set(v.status, (counts.get(v.status) ?? 0) + 1);
   const countLine = [...counts].sort(([a], [b]) => a.localeCompare(b)).map(([st, n]) => `${st} ${n}`);
   const active = nodes
-    .filter(([, v]) => ACTIVE.has(v.status))
-    .sort(([, a], [, b]) => Number(b.status === 'erroring') - Number(a.status === 'erroring'));
+    .filter(([, v]) => needsALook(v))
+    .sort(([, a], [, b]) => Number(holdsError(b)) - Number(holdsError(a)));
   const shown = active.slice(0, NODE_ROWS_SHOWN);
   const more = active.length - shown.length;
   return (
     `${nodes.length} nodes: ${countLine.join(', ')}\n` +
     (shown.length > 0 ? table([head, ...shown.map(row)]) : '') +
-    (more > 0 ? `... and ${more} more active or erroring (-o wide lists every node)\n` : '')
+    (more > 0 ? `... and ${more} more to look at (-o wide lists every node)\n` : '')
   );
 }
 

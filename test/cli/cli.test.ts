@@ -323,7 +323,9 @@ test('start --wait on a package whose apply fails: exit 1 once the node is error
   expect(r.code).toBe(1);
   expect(r.stdout).toContain('node-005: erroring broken@1.0.0 apply erroring');
   // Why, read from the node: at the end of --wait, in rollout status and in node status.
-  const why = (prefix: string) => new RegExp(`^why ${prefix}${failing}/broken \\(apply\\): \\S.*$`, 'm');
+  // The reason, then the last line of the stage's log tail (the simulator's own words for the failure).
+  const why = (prefix: string) =>
+    new RegExp(`^why ${prefix}${failing}/broken \\(apply\\): \\w+: .*apply failed: exit code 1.*$`, 'm');
   expect(r.stdout).toMatch(why('node-005 '));
   expect((await keelson(['rollout', 'status', failing])).stdout).toMatch(why('node-005 '));
   expect((await keelson(['node', 'status', 'node-005'])).stdout).toMatch(why(''));

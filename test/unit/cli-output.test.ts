@@ -3,7 +3,9 @@ import YAML from 'yaml';
 import { formatOf, parseOutputFormat, structured } from '../../cli/commands/output';
 import type { StatusBody } from '../../cli/commands/progress';
 import { nodeStatusText, rolloutListText, rolloutStatusText, type NodeBody } from '../../cli/commands/views';
-import { explainErroring } from '../../cli/commands/why';
+import { explainErroring, reasonOf, whyLines } from '../../cli/commands/why';
+import { packagesByName } from '../../client/nodes';
+import type { NodeState, PackageEntry, Stage } from '../../model';
 import type { ApiClient } from '../../client/http-client';
 
 // `-o json|yaml|wide` of `rollout list`, `rollout status` and `node status`: the flag's values and what each prints.
@@ -162,7 +164,7 @@ describe('why a node is erroring, and hundreds of nodes', () => {
         packages: {
           gpu: {
             ...pkg('2.0', 'interrupt', 'erroring'),
-            lastError: `DrainBlocked: pod default/bare has no controller\nmore detail`,
+            lastError: 'DrainBlocked: pod default/bare has no controller (spec.drain.force lets it go)',
           },
           base: { ...pkg('1.0', 'config', 'complete'), lastError: 'an old error of a package that went on' },
         },
@@ -172,18 +174,62 @@ describe('why a node is erroring, and hundreds of nodes', () => {
         paused: false,
         disabled: false,
         packages: {
-          sysctl: { ...pkg('1.1', 'apply', 'erroring'), lastError: `BackoffLimitExceeded: ${'x'.repeat(300)}` },
+          sysctl: {
+            ...pkg('1.1', 'apply', 'erroring'),
+            lastError: `BackoffLimitExceeded: ted line cut by the tail\n+ set -e\nsysctl: ${'x'.repeat(300)}\n\n`,
+          },
         },
       },
     },
   };
 
-  test('node status says why each erroring package is, first line only, cut to 160 characters', () => {
+  test("node status says why each erroring package is: the reason and the log tail's last line, cut to 160 characters", () => {
     const text = nodeStatusText(failing, false);
     expect(text.split('\n').filter((l) => l.startsWith('why '))).toEqual([
-      'why drivers/gpu (interrupt): DrainBlocked: pod default/bare has no controller',
-      `why tuning/sysctl (apply): BackoffLimitExceeded: ${'x'.repeat(157 - 'BackoffLimitExceeded: '.length)}...`,
+      'why drivers/gpu (interrupt): DrainBlocked: pod default/bare has no controller (spec.drain.force lets it go)',
+      `why tuning/sysctl (apply): BackoffLimitExceeded: sysctl: ${'x'.repeat(157 - 'BackoffLimitExceeded: sysctl: '.length)}...`,
     ]);
+  });
+
+  test('a reason shows control characters escaped, identical reasons once, and an erroring package without one', () => {
+    expect(reasonOf('Failed: \u001b]8;;http://evil\u0007click\u001b[2J\r\tdone')).toBe(
+      'Failed: \\x1b]8;;http://evil\\x07click\\x1b[2J\\x0d done',
+    );
+    expect(Array.from(reasonOf(`X: ${'😀'.repeat(200)}`))).toHaveLength(160);
+    const interrupt = (stage: string) => ({
+      ...pkg('1.0', stage, 'erroring'),
+      lastError: 'RebootTimeout: node-7 did not come back',
+    });
+    const node: NodeBody = {
+      ...failing,
+      rollouts: {
+        drivers: {
+          status: 'erroring',
+          paused: true,
+          disabled: false,
+          packages: { a: interrupt('interrupt'), b: interrupt('interrupt'), c: pkg('1.0', 'apply', 'erroring') },
+        },
+      },
+    };
+    expect(whyLines(node)).toEqual([
+      'drivers/a (interrupt), drivers/b (interrupt): RebootTimeout: node-7 did not come back\n',
+      'drivers/c (apply): (no error recorded)\n',
+    ]);
+  });
+
+  test('a failed uninstall of the old version is the entry shown, not the new version waiting behind it', () => {
+    const entry = (version: string, stage: Stage, state: PackageEntry['state']) =>
+      ({ name: 'gpu', version, image: 'r/gpu', stage, state, restarts: 0 }) as PackageEntry;
+    const failedDowngrade = packagesByName({
+      'gpu|2.0': entry('2.0', 'uninstall', 'erroring'),
+      'gpu|1.0': entry('1.0', 'uninstall', 'skipped'),
+    } as unknown as NodeState);
+    expect(failedDowngrade.gpu).toMatchObject({ version: '2.0', stage: 'uninstall', state: 'erroring' });
+    const upgrading = packagesByName({
+      'gpu|1.0': entry('1.0', 'uninstall', 'in_progress'),
+      'gpu|2.0': entry('2.0', 'apply', 'in_progress'),
+    } as unknown as NodeState);
+    expect(upgrading.gpu).toMatchObject({ version: '2.0', stage: 'apply' });
   });
 
   test("rollout status reads the first erroring nodes' reasons from the nodes, and says how many are left", async () => {
@@ -208,11 +254,11 @@ describe('why a node is erroring, and hundreds of nodes', () => {
       '/v1/nodes/node-005',
     ]);
     expect(text.split('\n')).toEqual([
-      'why node-000 drivers/gpu (interrupt): DrainBlocked: pod default/bare has no controller',
+      'why node-000 drivers/gpu (interrupt): DrainBlocked: pod default/bare has no controller (spec.drain.force lets it go)',
       'why node-001: its status could not be read (503 Temporal unavailable)',
-      'why node-002 drivers/gpu (interrupt): DrainBlocked: pod default/bare has no controller',
-      'why node-004 drivers/gpu (interrupt): DrainBlocked: pod default/bare has no controller',
-      'why node-005 drivers/gpu (interrupt): DrainBlocked: pod default/bare has no controller',
+      'why node-002 drivers/gpu (interrupt): DrainBlocked: pod default/bare has no controller (spec.drain.force lets it go)',
+      'why node-004 drivers/gpu (interrupt): DrainBlocked: pod default/bare has no controller (spec.drain.force lets it go)',
+      'why node-005 drivers/gpu (interrupt): DrainBlocked: pod default/bare has no controller (spec.drain.force lets it go)',
       '... and 1 more erroring (keelson node status NODE says why)',
       '',
     ]);
@@ -229,6 +275,17 @@ describe('why a node is erroring, and hundreds of nodes', () => {
       nodes[name] = { status: st, packages: st === 'in_progress' ? { gpu: pkg('2.0', 'apply', 'in_progress') } : {} };
     }
     const lines = rolloutStatusText(status('drivers', nodes), false).split('\n');
+    // Paused, every node says paused: those with a package erroring or running are still listed, erroring first.
+    const paused = Object.fromEntries(
+      Object.entries(nodes).map(([n, v]) => [
+        n,
+        { status: 'paused', packages: v.status === 'erroring' ? { gpu: pkg('2.0', 'apply', 'erroring') } : v.packages },
+      ]),
+    );
+    const pausedLines = rolloutStatusText(status('drivers', paused), false).split('\n');
+    expect(pausedLines[1]).toBe('500 nodes: paused 500');
+    expect(pausedLines.slice(3, 5).map((l) => l.split(/ +/)[0])).toEqual(['n498', 'n499']);
+    expect(pausedLines[23]).toBe('... and 5 more to look at (-o wide lists every node)');
     expect(lines[1]).toBe('500 nodes: complete 470, erroring 2, in_progress 23, waiting 5');
     expect(lines[2]).toMatch(/^NODE +STATUS +PACKAGES$/);
     expect(lines.slice(3, 5).map((l) => l.split(/ +/).slice(0, 2).join(' '))).toEqual([
@@ -236,7 +293,7 @@ describe('why a node is erroring, and hundreds of nodes', () => {
       'n499 erroring',
     ]);
     expect(lines.slice(3, 23).every((l) => / (erroring|in_progress) /.test(l))).toBe(true);
-    expect(lines[23]).toBe('... and 5 more active or erroring (-o wide lists every node)');
+    expect(lines[23]).toBe('... and 5 more to look at (-o wide lists every node)');
     expect(rolloutStatusText(status('drivers', nodes), true).split('\n')).toHaveLength(500 + 3);
   });
 });
