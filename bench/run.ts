@@ -4,6 +4,7 @@
  *   npm run bench -- --nodes 10,100,500 --faults none
  *   npm run bench -- --nodes 10 --faults kill,apiserver,temporal --fault-nodes 100
  *   npm run bench -- --nodes 10 --faults none --repeat 3 --worker tsx --temporal shared
+ *   npm run bench -- --nodes 100 --faults kill --workers 2   # two worker processes, the first SIGKILLed
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -94,7 +95,10 @@ async function main(): Promise<void> {
   await stackUp({ nodes: 10, log });
   const setup = await keelsonSetup(arg, log);
   setupLine = setup.describe;
-  const keelson = { fleet: { compiledWorker: setup.compiledWorker }, freshTemporal: setup.freshTemporal };
+  const keelson = {
+    fleet: { compiledWorker: setup.compiledWorker, workers: setup.workers },
+    freshTemporal: setup.freshTemporal,
+  };
   const results: ScenarioResult[] = [];
   for (const n of sizes) {
     const budget = Math.max(1, Math.floor((n * budgetPct) / 100));

@@ -276,7 +276,7 @@ async function main(): Promise<void> {
           if (tool === 'keelson') {
             round.keelson = await runScenario(label, {
               ...opts,
-              fleet: { compiledWorker: setup!.compiledWorker },
+              fleet: { compiledWorker: setup!.compiledWorker, workers: setup!.workers },
               freshTemporal: setup!.freshTemporal,
             });
           } else {

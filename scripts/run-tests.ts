@@ -14,7 +14,12 @@ import { stopDetached } from '../deploy/dev/processes';
 const jest = require.resolve('jest/bin/jest');
 const exclusive = ['test/faults/apiserver-stop.test.ts'];
 const sideBySide: Record<string, string[]> = {
-  'e2e+faults': ['test/e2e', 'test/faults/worker-sigkill.test.ts', 'test/faults/temporal-restart.test.ts'],
+  'e2e+faults': [
+    'test/e2e',
+    'test/faults/worker-sigkill.test.ts',
+    'test/faults/two-workers.test.ts',
+    'test/faults/temporal-restart.test.ts',
+  ],
   rest: ['--testPathIgnorePatterns', '/node_modules/', 'test/unit', 'test/e2e', 'test/faults'],
 };
 

@@ -54,9 +54,11 @@ export async function buildCompiledWorker(log: (line: string) => void): Promise<
   return { script, workflowBundle };
 }
 
-/** How the Keelson side of a bench is set up: `--worker compiled|tsx` and `--temporal fresh|shared`. */
+/** How the Keelson side of a bench is set up: `--worker compiled|tsx`, `--workers <n>`, `--temporal fresh|shared`. */
 export interface KeelsonSetup {
   compiledWorker?: CompiledWorker;
+  /** Worker processes on the one task queue. */
+  workers: number;
   freshTemporal: boolean;
   describe: string;
 }
@@ -71,6 +73,10 @@ export async function keelsonSetup(
 ): Promise<KeelsonSetup> {
   const worker = arg('worker', 'compiled');
   const temporal = arg('temporal', 'fresh');
+  const workersArg = arg('workers', '1');
+  const workers = Number(workersArg);
+  if (!Number.isInteger(workers) || workers < 1 || workers > 8)
+    throw new Error(`--workers takes a whole number of worker processes from 1 to 8, got ${workersArg}`);
   if (worker !== 'compiled' && worker !== 'tsx') throw new Error(`--worker takes compiled or tsx, got ${worker}`);
   if (temporal !== 'fresh' && temporal !== 'shared')
     throw new Error(`--temporal takes fresh or shared, got ${temporal}`);
@@ -79,7 +85,8 @@ export async function keelsonSetup(
     (compiledWorker
       ? `Keelson worker compiled (node ${path.relative(projectRoot, compiledWorker.script)}, prebuilt workflow bundle)`
       : 'Keelson worker from TypeScript under tsx') +
+    (workers > 1 ? `, ${workers} worker processes on one task queue (a kill fault SIGKILLs the first)` : '') +
     (temporal === 'fresh' ? ', a fresh Temporal dev server per run' : ', the shared Temporal dev server') +
     '.';
-  return { compiledWorker, freshTemporal: temporal === 'fresh', describe };
+  return { compiledWorker, workers, freshTemporal: temporal === 'fresh', describe };
 }

@@ -64,8 +64,11 @@ function treeTicks(all: Map<number, Stat>, root: number): Map<number, number> {
   return out;
 }
 
-/** Where a role's process is now (a worker killed and started again has a new pid; undefined: not running). */
-export type PidSource = () => number | undefined;
+/**
+ * Where a role's processes are now (a worker killed and started again has a new pid; undefined or none: not
+ * running). A role of several processes (worker replicas) counts them all.
+ */
+export type PidSource = () => number | number[] | undefined;
 
 /**
  * Counts each role's CPU seconds from `start()` to `stop()`. `sample()` (called every few seconds by the bench's
@@ -89,14 +92,16 @@ export class CpuMeter {
   sample(): void {
     const all = allStats();
     for (const [role, source] of Object.entries(this.roles)) {
-      const pid = source();
-      if (pid === undefined) continue;
+      const pids = [source() ?? []].flat();
+      if (pids.length === 0) continue;
       const byPid = this.readings.get(role) ?? new Map<number, [number, number]>();
       this.readings.set(role, byPid);
-      for (const [p, ticks] of treeTicks(all, pid)) {
-        const r = byPid.get(p);
-        if (r) r[1] = ticks;
-        else byPid.set(p, [this.started ? 0 : ticks, ticks]);
+      for (const pid of pids) {
+        for (const [p, ticks] of treeTicks(all, pid)) {
+          const r = byPid.get(p);
+          if (r) r[1] = ticks;
+          else byPid.set(p, [this.started ? 0 : ticks, ticks]);
+        }
       }
     }
   }

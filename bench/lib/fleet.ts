@@ -43,6 +43,8 @@ export interface FleetOptions {
    * tests, which follow the working tree as it is edited).
    */
   compiledWorker?: CompiledWorker;
+  /** Worker processes on the one task queue (default 1): they share the workflows and activities, as replicas do. */
+  workers?: number;
 }
 
 /** A worker built once per bench invocation: `node <script>` with KEELSON_WORKFLOW_BUNDLE=<workflowBundle>. */
@@ -63,7 +65,8 @@ export class Fleet {
   readonly dir: string;
   keelson?: KeelsonClient;
   temporal?: Client;
-  worker?: WorkerProcess;
+  /** The worker processes, one per slot; a slot's process is replaced when it is killed and started again. */
+  private readonly workers: WorkerProcess[] = [];
   private workerStarts = 0;
   private workflowBundle?: string;
   private peakRssKb = 0;
@@ -87,7 +90,7 @@ export class Fleet {
     await this.core.createNamespace({
       body: { metadata: { name: this.namespace, labels: { 'keelson.dev/test': 'bench' } } },
     });
-    await this.startWorker();
+    for (let slot = 0; slot < (this.opts.workers ?? 1); slot++) await this.startWorker(slot);
     await this.connect();
   }
 
@@ -101,8 +104,8 @@ export class Fleet {
     this.temporal = new Client({ connection: await Connection.connect({ address: this.temporalAddress }) });
   }
 
-  /** The real worker entry point as a child process, with the request counter preloaded. */
-  async startWorker(): Promise<number> {
+  /** The real worker entry point as a child process in a slot, with the request counter preloaded. */
+  async startWorker(slot = 0): Promise<number> {
     const n = this.workerStarts++;
     const place = {
       temporalAddress: this.temporalAddress,
@@ -110,7 +113,7 @@ export class Fleet {
       metricsAddress: `127.0.0.1:${await freePort()}`,
       workflowBundle: this.workflowBundle,
     };
-    this.worker = WorkerProcess.start({
+    const worker = WorkerProcess.start({
       env: {
         ...workerSettings(this, place),
         KEELSON_JOB_RETENTION_SECONDS: '3600',
@@ -122,6 +125,7 @@ export class Fleet {
       nodeArgs: ['--require', countRequests],
       compiledScript: this.opts.compiledWorker?.script,
     });
+    this.workers[slot] = worker;
     if (!this.rssTimer) {
       this.rssTimer = setInterval(() => {
         const rss = this.rssKb();
@@ -129,10 +133,15 @@ export class Fleet {
       }, 500);
       this.rssTimer.unref();
     }
-    return this.worker.process.pid!;
+    return worker.process.pid!;
   }
 
-  /** Waits until the current worker process has created its Worker (its log shows one start line per start). */
+  /** The worker processes running now (a killed slot's process until it is started again is not). */
+  workerPids(): number[] {
+    return this.workers.filter((w) => w.running).map((w) => w.process.pid!);
+  }
+
+  /** Waits until every worker process started has created its Worker (the log shows one start line per start). */
   async untilWorkerStarted(timeoutMs = 120_000): Promise<void> {
     await eventually(
       'the worker started',
@@ -146,14 +155,14 @@ export class Fleet {
     ).catch(() => undefined); // pacing only: a worker slow to start is killed after the period all the same
   }
 
-  /** SIGKILL: no shutdown, no activity cancellation, as when a pod is OOM-killed or a machine dies. */
-  async killWorker(): Promise<void> {
-    await this.worker?.kill();
+  /** SIGKILL of a slot's process: no shutdown, no activity cancellation, as when a pod is OOM-killed. */
+  async killWorker(slot = 0): Promise<void> {
+    await this.workers[slot]?.kill();
   }
 
-  /** VmRSS of the current worker process, in KiB (0 if it is not running). */
+  /** VmRSS of the largest worker process running, in KiB (0 if none is): the footprint one replica must fit in. */
   rssKb(): number {
-    return this.worker?.running ? processRssKb(this.worker.process.pid) : 0;
+    return Math.max(0, ...this.workerPids().map((pid) => processRssKb(pid)));
   }
 
   get peakRss(): number {
@@ -275,7 +284,7 @@ export class Fleet {
         await this.keelson.deleteRollout(r.name).catch(() => undefined);
     }
     await sleep(1000);
-    await this.worker?.stop();
+    await Promise.all(this.workers.map((w) => w.stop()));
     if (this.rssTimer) clearInterval(this.rssTimer);
     await this.keelson?.close().catch(() => undefined);
     await this.temporal?.connection.close().catch(() => undefined);

@@ -30,7 +30,7 @@ export interface ScenarioOptions {
   budget: number;
   simSeconds: number;
   rebootSeconds?: number;
-  /** SIGKILL the worker every this many seconds (and start it again at once). */
+  /** SIGKILL a worker every this many seconds (and start it again at once); with several, always the first. */
   killEverySeconds?: number;
   /** Called once the rollout is under way, e.g. to inject a fault; awaited before waiting for completion ends. */
   duringRollout?: (fleet: Fleet, jobsCreated: () => number) => Promise<void>;
@@ -81,8 +81,8 @@ export interface ScenarioResult extends RolloutFigures {
   history: { workflows: number; events: number; perNodeStage: number; byType: Record<string, number> };
   /** Every workflow run's history replayed against the code that ran it: runs replayed, nondeterminism failures. */
   replay: { workflows: number; failures: string[]; dir: string };
-  /** How the run was set up: the worker compiled or under tsx, Temporal fresh for the run or shared. */
-  setup: { worker: 'compiled' | 'tsx'; temporal: 'fresh' | 'own' | 'shared' };
+  /** How the run was set up: the worker compiled or under tsx, how many, Temporal fresh for the run or shared. */
+  setup: { worker: 'compiled' | 'tsx'; workers: number; temporal: 'fresh' | 'own' | 'shared' };
   checks: { duplicateJobs: string[]; backwards: string[]; leftCordoned: string[]; nodeStateUpdates: number };
 }
 
@@ -132,7 +132,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
   const fleet = new Fleet({ id, ...o.fleet, ...(server && { temporalAddress: server.address }) });
   const shared = !server && o.fleet?.temporalAddress === undefined;
   const cpu = new CpuMeter({
-    worker: () => fleet.worker?.process.pid,
+    worker: () => fleet.workerPids(),
     // The shared dev server also serves every other user of the stack: its figure is an upper bound then.
     temporal: () => server?.pid ?? (shared ? runningPid('temporal') : undefined),
     ...stackRoles(),
@@ -284,6 +284,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
       cpuPerNodeStage: perNodeStage(cpuSeconds, nodeStages),
       setup: {
         worker: o.fleet?.compiledWorker ? 'compiled' : 'tsx',
+        workers: o.fleet?.workers ?? 1,
         temporal: fresh ? 'fresh' : shared ? 'shared' : 'own',
       },
       statusCompleteLagSeconds: r2((statusAt - t1) / 1000),

@@ -1,0 +1,23 @@
+import { runScenario } from '../../bench/lib/scenario';
+import { expectRecovered, log, report } from './faults';
+
+// Two worker processes on one task queue, as two replicas of the chart's worker Deployment, and the first SIGKILLed
+// every 8 seconds of running time (started again at once): the survivor takes over the killed one's workflow tasks
+// and activities (its sticky queue times out, its waits are adopted again) while both write node state.
+
+test('G1 G11 with two workers, one SIGKILLed every 8 s: Jobs once each, no entry backwards, none cordoned', async () => {
+  const r = await runScenario('fault-two-workers', {
+    nodes: 10,
+    budget: 5,
+    simSeconds: 1,
+    rebootSeconds: 3,
+    killEverySeconds: 8,
+    fleet: { workers: 2 },
+    timeoutMs: 600_000,
+    log,
+  });
+  report('two workers, one SIGKILLed', r);
+  expect(r.setup.workers).toBe(2);
+  expect(r.workerRestarts).toBeGreaterThanOrEqual(2);
+  expectRecovered(r);
+}, 900_000);
