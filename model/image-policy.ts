@@ -34,10 +34,14 @@ function secretOf(valueFrom: Record<string, unknown> | undefined): string | unde
 }
 
 /** Every breach of the policy in a valid rollout spec, each naming the field, the value and what is allowed. */
-export function imagePolicyErrors(spec: RolloutSpec, policy: ImagePolicy, base = 'spec.packages'): ValidationError[] {
+export function imagePolicyErrors(
+  rollout: RolloutSpec,
+  policy: ImagePolicy,
+  base = 'spec.packages',
+): ValidationError[] {
   const errors: ValidationError[] = [];
   const allowed = `allowed: ${policy.allowedPrefixes.join(', ')} (KEELSON_IMAGE_ALLOWED_PREFIXES)`;
-  for (const [key, pkg] of Object.entries(spec.spec.packages)) {
+  for (const [key, pkg] of Object.entries(rollout.spec.packages)) {
     const at = `${base}.${key}`;
     const image = pkg.containerSHA ? `${pkg.image}@${pkg.containerSHA}` : `${pkg.image}:${pkg.version}`;
     if (!imageAllowed(image, policy.allowedPrefixes)) {

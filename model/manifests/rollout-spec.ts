@@ -32,7 +32,7 @@ export function metadataPrefix(kind: RolloutKind): string {
 }
 
 /** Seconds a stage of this package may run: the package's stageTimeout, else the rollout's, else 1h. */
-export function stageTimeoutSeconds(spec: RolloutSpec, packageName: string): number {
-  const text = spec.spec.packages[packageName]?.stageTimeout ?? spec.spec.stageTimeout ?? DEFAULT_STAGE_TIMEOUT;
+export function stageTimeoutSeconds(rollout: RolloutSpec, packageName: string): number {
+  const text = rollout.spec.packages[packageName]?.stageTimeout ?? rollout.spec.stageTimeout ?? DEFAULT_STAGE_TIMEOUT;
   return Math.ceil(parseDurationMs(text)! / 1000);
 }

@@ -157,7 +157,7 @@ class NodeSim {
       this.rollouts[name] = { ...newNodeRollout(next, 1, DEFAULT_NODE_SETTINGS), initialized: true };
       return;
     }
-    const before = r.spec.spec.packages;
+    const before = r.rollout.spec.packages;
     const fixed = fixedStages(before, next.spec.packages, r.state);
     applyNewSpec(r, next, r.generation + 1, DEFAULT_NODE_SETTINGS, this.guards);
     for (const e of fixed) {
@@ -196,7 +196,7 @@ class NodeSim {
 
   rerun(name: string, pkgName: string): void {
     const r = this.rollouts[name];
-    const pkg = r?.spec.spec.packages[pkgName];
+    const pkg = r?.rollout.spec.packages[pkgName];
     if (!r || !pkg) return;
     this.stopPackage(name, pkg);
     r.state = rerunPackage(r.state, pkg);
@@ -273,7 +273,7 @@ class NodeSim {
         if (this.tasks.has('interrupt')) return;
         this.tasks.add('interrupt');
         const r = this.rollouts[intent.rollout]!;
-        r.state = startInterrupt(r.state, intent.merged, r.spec.spec.packages);
+        r.state = startInterrupt(r.state, intent.merged, r.rollout.spec.packages);
         this.checkNoStageJobRunning('interrupt created');
         this.interruptJob = { rollout: intent.rollout, merged: intent.merged, phase: 'running' };
         reached.interrupts++;
@@ -424,7 +424,7 @@ class NodeSim {
     this.tasks.delete('interrupt');
     const r = this.rollouts[job.rollout];
     if (!r) return;
-    const owner = r.spec.spec.packages[job.merged.owner];
+    const owner = r.rollout.spec.packages[job.merged.owner];
     if (owner) r.state = recordStageSuccess(r.state, entryKey(owner.name, owner.version), 'interrupt');
   }
 
@@ -470,7 +470,7 @@ class NodeSim {
     for (const name of byPriority(this.rollouts)) {
       const r = this.rollouts[name]!;
       if (Object.values(r.state).some((e) => e.state === 'erroring')) return;
-      if (!isNodeComplete(r.spec.spec.packages, r.state, r.configUpdates)) {
+      if (!isNodeComplete(r.rollout.spec.packages, r.state, r.configUpdates)) {
         throw new Error(
           `G13: rollout ${name} wedged: ${JSON.stringify(r.state)}; runs ${[...this.runs.keys()].join(', ')}; deleting ${[...this.pendingDeletes.keys()].join(', ')}`,
         );

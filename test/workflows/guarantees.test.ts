@@ -24,13 +24,13 @@ const pkg = (name: string, extra: Record<string, unknown> = {}) => ({
 const rank = (e: NodeState[string]) => STAGES.indexOf(e.stage) * 2 + (e.state === 'complete' ? 1 : 0);
 
 async function start(name: string, packages: Record<string, unknown>, taskQueue: string, extra = {}) {
-  const spec = rolloutSpec(name, { packages, ...extra });
+  const rollout = rolloutSpec(name, { packages, ...extra });
   const handle = await t.env.client.workflow.start(rolloutWorkflow, {
     taskQueue,
     workflowId: rolloutWorkflowId(name, name),
-    args: [{ cluster: name, spec }],
+    args: [{ cluster: name, spec: rollout }],
   });
-  return { handle, spec };
+  return { handle, rollout };
 }
 
 test('G1 concurrent completions and a spec update mid-flight never move a written entry backwards', async () => {
@@ -38,10 +38,10 @@ test('G1 concurrent completions and a spec update mid-flight never move a writte
   // Both independent packages finish in the same instant on each node.
   cluster.script = () => ({ ms: 300 });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const { handle, spec } = await start('g1', { aa: pkg('aa'), bb: pkg('bb') }, taskQueue);
+    const { handle, rollout } = await start('g1', { aa: pkg('aa'), bb: pkg('bb') }, taskQueue);
     await eventually(() => expect(cluster.callsOf('runStage').length).toBeGreaterThanOrEqual(4));
     const next = rolloutSpec('g1', {
-      packages: { ...spec.spec.packages, cc: pkg('cc', { dependsOn: { aa: '1.0.0' } }) },
+      packages: { ...rollout.spec.packages, cc: pkg('cc', { dependsOn: { aa: '1.0.0' } }) },
     });
     await handle.executeUpdate(updateSpecUpdate, { args: [next] });
     await statusBecomes(handle, 'complete');
@@ -71,10 +71,12 @@ test('G4 a new stageTimeout patches the running Job deadline and waits again wit
   // Long enough that the update reaches the running stage on a loaded machine.
   cluster.script = () => ({ ms: 10_000 });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const { handle, spec } = await start('g4', { aa: pkg('aa') }, taskQueue, { stageTimeout: '1h' });
+    const { handle, rollout } = await start('g4', { aa: pkg('aa') }, taskQueue, { stageTimeout: '1h' });
     await eventually(() => expect(cluster.callsOf('runStage')).toHaveLength(1));
     const job = stageJobName({ rollout: 'g4', package: 'aa', version: '1.0.0', stage: 'apply', node: 'node-1' });
-    await handle.executeUpdate(updateSpecUpdate, { args: [{ ...spec, spec: { ...spec.spec, stageTimeout: '2h' } }] });
+    await handle.executeUpdate(updateSpecUpdate, {
+      args: [{ ...rollout, spec: { ...rollout.spec, stageTimeout: '2h' } }],
+    });
     await eventually(() =>
       expect(cluster.callsOf('setStageDeadline').map((c) => c.input)).toEqual([
         { jobName: job, activeDeadlineSeconds: 7200 },

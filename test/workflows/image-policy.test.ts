@@ -52,8 +52,8 @@ test('a start straight through Temporal with an image or a Secret outside the po
 
 test('a start whose input the schema refuses fails with the field named, whatever the policy', async () => {
   const cluster = new FakeCluster(['policy-2']);
-  const spec = rolloutSpec('malformed', { packages: pkg(`${ALLOWED}base`) });
-  const bad = { ...spec, spec: { ...spec.spec, interruptionBudget: { percent: 'all' } } };
+  const rollout = rolloutSpec('malformed', { packages: pkg(`${ALLOWED}base`) });
+  const bad = { ...rollout, spec: { ...rollout.spec, interruptionBudget: { percent: 'all' } } };
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
     const handle = await t.env.client.workflow.start(rolloutWorkflow, {
       taskQueue,

@@ -117,15 +117,18 @@ test('a configMap change while apply is failing runs apply again, never skips to
   const cluster = new FakeCluster([NODE]);
   let applies = 0;
   cluster.script = (i) => ({ ms: 200, fail: i.stage === 'apply' && ++applies === 1 });
-  const spec = rolloutSpec('fixcfg', {
+  const rollout = rolloutSpec('fixcfg', {
     packages: { tune: { version: '1.0.0', image: image('tune'), configMap: { 'a.conf': 'bad' } } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await startRollout(t.env, taskQueue, spec);
+    const handle = await startRollout(t.env, taskQueue, rollout);
     await statusBecomes(handle, 'erroring');
     const fixed = {
-      ...spec,
-      spec: { ...spec.spec, packages: { tune: { ...spec.spec.packages.tune!, configMap: { 'a.conf': 'good' } } } },
+      ...rollout,
+      spec: {
+        ...rollout.spec,
+        packages: { tune: { ...rollout.spec.packages.tune!, configMap: { 'a.conf': 'good' } } },
+      },
     };
     await handle.executeUpdate(updateSpecUpdate, { args: [fixed] });
     await statusBecomes(handle, 'complete', 60_000);
@@ -226,9 +229,9 @@ test('G11 a Job the pause could not suspend (forbidden) is gone before the packa
   cluster.suspendForbidden = true;
   cluster.podTerminationMs = 1000;
   cluster.script = (i) => ({ ms: i.package.version === '1.0.0' ? 60_000 : 200 });
-  const spec = rolloutSpec('nosusp', { packages: { drv: { version: '1.0.0', image: image('drv') } } });
+  const rollout = rolloutSpec('nosusp', { packages: { drv: { version: '1.0.0', image: image('drv') } } });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await startRollout(t.env, taskQueue, spec);
+    const handle = await startRollout(t.env, taskQueue, rollout);
     await eventually(() => expect(stageStarted(cluster, 'drv@1.0.0:apply')).toBe(true));
     await handle.signal(pauseSignal, { actor: 'test', reason: 'window' });
     await eventually(async () => {
@@ -240,8 +243,8 @@ test('G11 a Job the pause could not suspend (forbidden) is gone before the packa
     });
     await handle.signal(resumeSignal, { actor: 'test', reason: 'window' });
     const bumped = {
-      ...spec,
-      spec: { ...spec.spec, packages: { drv: { ...spec.spec.packages.drv!, version: '2.0.0' } } },
+      ...rollout,
+      spec: { ...rollout.spec, packages: { drv: { ...rollout.spec.packages.drv!, version: '2.0.0' } } },
     };
     await handle.executeUpdate(updateSpecUpdate, { args: [bumped] });
     await statusBecomes(handle, 'complete', 60_000);

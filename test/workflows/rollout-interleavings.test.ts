@@ -33,19 +33,21 @@ test('G14 a spec update reaches every in-flight node at once and keeps the batch
   cluster.script = (input: RunStageInput) => ({
     ms: input.node === 'node-c' && input.stage === 'apply' ? 20_000 : 200,
   });
-  const spec = rolloutSpec('upd', {
+  const rollout = rolloutSpec('upd', {
     interruptionBudget: { count: 2 },
     packages: { tools: { version: '1.0.0', image: image('tools') } },
   });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await startRollout(t.env, taskQueue, spec);
+    const handle = await startRollout(t.env, taskQueue, rollout);
     // The second batch is in flight: node-d done, node-c still applying.
     await eventually(async () => {
       const status = await handle.query(statusQuery);
       expect(status.nodes['node-d']!.status).toBe('complete');
       expect(status.nodes['node-c']!.status).toBe('in_progress');
     });
-    await handle.executeUpdate(updateSpecUpdate, { args: [{ ...spec, spec: { ...spec.spec, stageTimeout: '2h' } }] });
+    await handle.executeUpdate(updateSpecUpdate, {
+      args: [{ ...rollout, spec: { ...rollout.spec, stageTimeout: '2h' } }],
+    });
     // node-c takes generation 2 while its stage runs (the new timeout reaches it, G4) ...
     await eventually(() =>
       expect(
@@ -128,13 +130,15 @@ test('G13 signalling a missing node workflow never fails the rollout', async () 
 test('a relist asked for while the nodes are being listed is not lost: a spec update during the first listing', async () => {
   const cluster = new FakeCluster(['node-1']);
   cluster.listNodesMs = 3000;
-  const spec = rolloutSpec('relist', { packages: { tools: { version: '1.0.0', image: image('tools') } } });
+  const rollout = rolloutSpec('relist', { packages: { tools: { version: '1.0.0', image: image('tools') } } });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
-    const handle = await startRollout(t.env, taskQueue, spec);
+    const handle = await startRollout(t.env, taskQueue, rollout);
     await eventually(() => expect(cluster.callsOf('listNodes')).toHaveLength(1));
     // A node joins, and a spec update asks for a relist, while the first listing (without the node) is under way.
     cluster.nodes.push({ ...cluster.nodes[0]!, name: 'node-2', bootId: 'node-2-boot-0' });
-    await handle.executeUpdate(updateSpecUpdate, { args: [{ ...spec, spec: { ...spec.spec, stageTimeout: '2h' } }] });
+    await handle.executeUpdate(updateSpecUpdate, {
+      args: [{ ...rollout, spec: { ...rollout.spec, stageTimeout: '2h' } }],
+    });
     // Listed again at once, not at the next relist interval (5 minutes).
     await eventually(() => expect(desires(cluster).map((d) => d.node)).toContain('node-2'), 20_000);
     expect(cluster.callsOf('listNodes').length).toBeGreaterThanOrEqual(2);

@@ -20,7 +20,8 @@ import type { StageClock } from './stage-run';
 // What a node workflow holds for one rollout that targets it, and how a new desired spec changes it.
 
 export interface NodeRollout {
-  spec: RolloutSpec;
+  /** The RolloutSpec of the rollout's last desire; its `spec` is the Skyhook spec (packages, drain, ...). */
+  rollout: RolloutSpec;
   /** DesireArgs.rolloutUid: absent for rollouts that started before it. */
   rolloutUid?: string;
   generation: number;
@@ -43,20 +44,20 @@ export interface NodeRollout {
 }
 
 export function newNodeRollout(
-  spec: RolloutSpec,
+  rollout: RolloutSpec,
   generation: number,
   settings: NodeSettings,
   rolloutUid?: string,
 ): NodeRollout {
   return {
     ...(rolloutUid && { rolloutUid }),
-    spec,
+    rollout,
     generation,
     settings,
     state: {},
     configUpdates: {},
-    paused: spec.paused,
-    disabled: spec.disabled,
+    paused: rollout.paused,
+    disabled: rollout.disabled,
     waiting: false,
     initialized: false,
     stageStarted: {},
@@ -71,24 +72,24 @@ export function newNodeRollout(
  */
 export function applyNewSpec(
   r: NodeRollout,
-  spec: RolloutSpec,
+  rollout: RolloutSpec,
   generation: number,
   settings: NodeSettings,
   guards: boolean,
 ): void {
-  const before = r.spec.spec.packages;
-  const { state, changed } = applyVersionChanges(spec.spec.packages, r.state, guards);
+  const before = r.rollout.spec.packages;
+  const { state, changed } = applyVersionChanges(rollout.spec.packages, r.state, guards);
   const configUpdates = { ...r.configUpdates };
   for (const name of changed) delete configUpdates[name];
   let next = state;
-  for (const pkg of Object.values(spec.spec.packages)) {
+  for (const pkg of Object.values(rollout.spec.packages)) {
     const keys = changedConfigKeys(before[pkg.name], pkg);
     if (keys.length === 0) continue;
     if (guards && !inConfigCycle(next[entryKey(pkg.name, pkg.version)])) continue;
     configUpdates[pkg.name] = keys;
     next = applyConfigChange(next, pkg);
   }
-  Object.assign(r, { spec, generation, settings, state: next, configUpdates });
+  Object.assign(r, { rollout, generation, settings, state: next, configUpdates });
 }
 
 /**
@@ -114,15 +115,15 @@ export function fixedStages(
 
 /** Seconds a stage of this package may run: its stageTimeout, the rollout's, the worker's default, else 1h. */
 export function stageTimeoutOf(r: NodeRollout, packageName: string): number {
-  const own = r.spec.spec.packages[packageName]?.stageTimeout ?? r.spec.spec.stageTimeout;
+  const own = r.rollout.spec.packages[packageName]?.stageTimeout ?? r.rollout.spec.stageTimeout;
   const fallback = r.settings.defaultStageTimeoutSeconds;
-  return own === undefined && fallback !== undefined ? fallback : stageTimeoutSeconds(r.spec, packageName);
+  return own === undefined && fallback !== undefined ? fallback : stageTimeoutSeconds(r.rollout, packageName);
 }
 
 export function rolloutNodeStatus(r: NodeRollout): Status {
   return nodeStatus({
     rollout: { paused: r.paused, disabled: r.disabled },
-    own: nodeStatusFromState(r.spec.spec.packages, r.state, r.configUpdates),
+    own: nodeStatusFromState(r.rollout.spec.packages, r.state, r.configUpdates),
     waitingOnHigherPriority: r.waiting,
     admitted: true,
   });
@@ -131,7 +132,7 @@ export function rolloutNodeStatus(r: NodeRollout): Status {
 /** Order across rollouts on one node: priority, then name (§5.5). */
 export function byPriority(rollouts: Record<string, NodeRollout>): string[] {
   return Object.keys(rollouts).sort(
-    (a, b) => rollouts[a]!.spec.spec.priority - rollouts[b]!.spec.spec.priority || (a < b ? -1 : a > b ? 1 : 0),
+    (a, b) => rollouts[a]!.rollout.spec.priority - rollouts[b]!.rollout.spec.priority || (a < b ? -1 : a > b ? 1 : 0),
   );
 }
 
@@ -143,7 +144,7 @@ export function rolloutsOnNode(
   return byPriority(rollouts).map((name) => {
     const r = rollouts[name]!;
     const { state, configUpdates, paused, disabled, waiting, initialized } = r;
-    const packages = r.spec.spec.packages;
+    const packages = r.rollout.spec.packages;
     return {
       name,
       packages,

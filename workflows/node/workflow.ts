@@ -43,6 +43,7 @@ import {
   type RunnableStage,
   type StageRunKey,
 } from '../../model';
+import { withRolloutField, type CarriedUnderSpec } from '../../model/carried-rollout';
 import {
   desireSignal,
   forgetSignal,
@@ -106,20 +107,29 @@ export interface NodeCarried {
 }
 
 export interface NodeWorkflowInput extends NodeWorkflowStart {
-  carried?: NodeCarried;
+  /** Runs continued by older code carry each rollout's RolloutSpec under `spec` (model/carried-rollout.ts). */
+  carried?: Omit<NodeCarried, 'rollouts'> & { rollouts: Record<string, NodeRollout | CarriedUnderSpec<NodeRollout>> };
+}
+
+/** The carried state of the run before, each rollout's RolloutSpec under `rollout` whatever name it came under. */
+function readCarried(carried: NonNullable<NodeWorkflowInput['carried']>): NodeCarried {
+  const rollouts = Object.entries(carried.rollouts).map(([name, r]) => [name, withRolloutField(r)] as const);
+  return { ...carried, rollouts: Object.fromEntries(rollouts) };
 }
 
 const RETRY_PAUSE = '10 seconds';
 
 export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   const { cluster, node } = input;
-  const s: NodeCarried = input.carried ?? {
-    rollouts: {},
-    previous: {},
-    cordonedBy: null,
-    interrupt: null,
-    bootId: null,
-  };
+  const s: NodeCarried = input.carried
+    ? readCarried(input.carried)
+    : {
+        rollouts: {},
+        previous: {},
+        cordonedBy: null,
+        interrupt: null,
+        bootId: null,
+      };
   const writer = new NodeStateWriter(cluster, node, s.previous, s);
   const runs = new Map<string, StageRun>();
   const tasks = new Set<string>();
@@ -141,7 +151,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     const r = s.rollouts[name]!;
     return {
       rollout: name,
-      kind: r.spec.kind,
+      kind: r.rollout.kind,
       generation: r.generation,
       ...(r.rolloutUid && { rolloutUid: r.rolloutUid }),
     };
@@ -187,7 +197,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     const withStage = !patched(PATCHES.localNodeCalls);
     const attrs = {
       rollouts: names,
-      packages: [...new Set(names.flatMap((n) => Object.keys(s.rollouts[n]!.spec.spec.packages)))].sort(),
+      packages: [...new Set(names.flatMap((n) => Object.keys(s.rollouts[n]!.rollout.spec.packages)))].sort(),
       ...(withStage && { stage: running.length > 0 ? running.map((r) => r.split(' ')[1]!).join(',') : 'idle' }),
       state: active ? rolloutNodeStatus(s.rollouts[active]!) : 'complete',
     };
@@ -269,7 +279,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         stageJobName({ rollout: name, package: e.name, version: e.version, stage: e.stage, node }),
         e.name,
       );
-      r.state = rerunPackage(r.state, r.spec.spec.packages[e.name]!, e.stage);
+      r.state = rerunPackage(r.state, r.rollout.spec.packages[e.name]!, e.stage);
     }
   }
 
@@ -286,7 +296,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   }
 
   setHandler(desireSignal, (args) => {
-    const { rollout, spec, generation, settings } = args;
+    const { rollout, spec: desired, generation, settings } = args;
     // A desire that comes while its name is being forgotten is a rollout started again under the name (the deleted
     // one sends nothing after its forget): it starts afresh once the forget is done. Patched: histories before it
     // took the desire as the old rollout's and cancelled the forget.
@@ -303,18 +313,18 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       return;
     }
     forgetting.delete(rollout);
-    if (!r) s.rollouts[rollout] = newNodeRollout(spec, generation, settings, args.rolloutUid);
+    if (!r) s.rollouts[rollout] = newNodeRollout(desired, generation, settings, args.rolloutUid);
     else if (generation > r.generation) {
-      const before = r.spec.spec.packages;
-      const fixed = fixedStages(before, spec.spec.packages, r.state);
+      const before = r.rollout.spec.packages;
+      const fixed = fixedStages(before, desired.spec.packages, r.state);
       const guards = patched(PATCHES.oneExecutorPerPackage);
-      applyNewSpec(r, spec, generation, settings, guards);
+      applyNewSpec(r, desired, generation, settings, guards);
       // Patched: histories before it left a fixed package erroring until a rerun.
       if (fixed.length > 0 && patched(PATCHES.rerunFixedStages)) rerunFixed(rollout, fixed);
       if (guards) {
         // G11: a run the new spec moved on from (version change, removal, config cycle) stops, and its Job goes
         // before the package's next stage starts. Histories before it ran the new stage beside the old one.
-        const configChanged = Object.values(spec.spec.packages)
+        const configChanged = Object.values(desired.spec.packages)
           .filter((p) => changedConfigKeys(before[p.name], p).length > 0)
           .map((p) => p.name);
         const mine = runsOf(rollout);
@@ -324,7 +334,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
           .filter((key) => !runs.has(key))
           .map(parseRunKey)
           .flatMap((k) => (before[k.package]?.version === k.version ? [{ key: k, package: before[k.package]! }] : []));
-        const stale = obsoleteRuns([...running, ...carried], spec.spec.packages, r.state, configChanged).map(runKey);
+        const stale = obsoleteRuns([...running, ...carried], desired.spec.packages, r.state, configChanged).map(runKey);
         for (const [key, run] of mine) if (stale.includes(key)) stopRun(rollout, key, run);
         for (const k of carried) if (stale.includes(runKey(k.key))) abandon(rollout, k.key);
       }
@@ -388,7 +398,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     ({ rollout, package: name, stage, actor }) => {
       log.info(`rerun ${rollout} ${name}`, { actor, stage });
       const r = s.rollouts[rollout]!;
-      const pkg = r.spec.spec.packages[name]!;
+      const pkg = r.rollout.spec.packages[name]!;
       stopPackage(rollout, pkg);
       r.state = rerunPackage(r.state, pkg, stage);
       publish(rollout);
@@ -398,7 +408,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       validator: ({ rollout, package: name }) => {
         const r = s.rollouts[rollout];
         if (!r) throw ApplicationFailure.nonRetryable(`node ${node} has no rollout ${rollout}`, FAILURE_TYPES.notFound);
-        if (!r.spec.spec.packages[name]) {
+        if (!r.rollout.spec.packages[name]) {
           throw ApplicationFailure.nonRetryable(`rollout ${rollout} has no package ${name}`, FAILURE_TYPES.notFound);
         }
       },
@@ -453,7 +463,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       // The annotation may hold other versions than the spec's (an operator's rollout of an older release): they
       // upgrade, downgrade or uninstall as a spec change would. Patched: histories before it applied them afresh.
       if (patched(PATCHES.versionChangesOnMigration)) {
-        r.state = applyVersionChanges(r.spec.spec.packages, r.state).state;
+        r.state = applyVersionChanges(r.rollout.spec.packages, r.state).state;
       }
     } else log.warn('node state annotation not readable; starting empty', { rollout: name, error: decoded.error });
     s.previous[name] = nodeState;
@@ -478,7 +488,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         package: pkg,
         stage,
         timeoutSeconds: stageTimeoutOf(r, pkg.name),
-        additionalTolerations: r.spec.spec.additionalTolerations,
+        additionalTolerations: r.rollout.spec.additionalTolerations,
         ...(runId && { runId }),
       },
       jobName,
@@ -551,7 +561,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       if (isCancellation(err) || !patched(PATCHES.failuresBecomeErroring)) throw err;
       const r = s.rollouts[name];
       if (!r) return;
-      r.state = failInterruptWork(r.spec.spec.packages, r.state, r.configUpdates, failureText(err));
+      r.state = failInterruptWork(r.rollout.spec.packages, r.state, r.configUpdates, failureText(err));
       publish(name);
     }
   }
@@ -570,7 +580,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       s.cordons = [...cordonHolders().filter((n) => n !== name), name];
       s.cordonedBy = s.cordons[0]!;
     } else s.cordonedBy = name;
-    const selector = r.spec.spec.podNonInterruptLabels;
+    const selector = r.rollout.spec.podNonInterruptLabels;
     const guarded = Object.keys(selector.matchLabels ?? {}).length + (selector.matchExpressions?.length ?? 0) > 0;
     const t = r.settings;
     while (
@@ -589,7 +599,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       }
       log.info('protected pods still running; waiting again', { node });
     }
-    const drainOptions = r.spec.spec.drain;
+    const drainOptions = r.rollout.spec.drain;
     const drainSeconds = drainTimeoutSeconds(drainOptions, t.drainTimeoutSeconds);
     await longWait(drainSeconds, `${node}: drain`).drain({
       node,
@@ -602,9 +612,9 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
 
   async function interrupt(name: string, merged: MergedInterrupt): Promise<void> {
     const r = s.rollouts[name]!;
-    const owner = r.spec.spec.packages[merged.owner]!;
+    const owner = r.rollout.spec.packages[merged.owner]!;
     if (s.bootId === null) s.bootId = (await shortCalls().readNode({ ...refOf(name), node })).facts.bootId;
-    r.state = startInterrupt(r.state, merged, r.spec.spec.packages);
+    r.state = startInterrupt(r.state, merged, r.rollout.spec.packages);
     publish(name);
     const timeoutSeconds = stageTimeoutOf(r, owner.name);
     const what = `${node}: ${name}/${owner.name}@${owner.version} interrupt ${merged.interrupt.type}`;
@@ -616,7 +626,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       owner,
       interrupt: merged.interrupt,
       timeoutSeconds,
-      additionalTolerations: r.spec.spec.additionalTolerations,
+      additionalTolerations: r.rollout.spec.additionalTolerations,
       ...(runId && { runId }),
     });
     let outcome = result;

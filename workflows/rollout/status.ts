@@ -29,7 +29,8 @@ export interface RolloutNode {
 /** What the rollout workflow knows, minus its outbox: everything the status is computed from. */
 export interface RolloutView {
   generation: number;
-  spec: RolloutSpec;
+  /** The RolloutSpec of the current generation; its `spec` is the Skyhook spec (packages, selectors, ...). */
+  rollout: RolloutSpec;
   paused: boolean;
   disabled: boolean;
   nodes: Record<string, RolloutNode>;
@@ -56,13 +57,13 @@ export function batchStatus(s: RolloutView, node: string): Status {
   return st === 'complete' || st === 'erroring' || st === 'blocked' ? st : 'in_progress';
 }
 
-function packagesOf(spec: RolloutSpec, state: ReportedProgress['state']): Record<string, PackageStatus> {
+function packagesOf(rollout: RolloutSpec, state: ReportedProgress['state']): Record<string, PackageStatus> {
   const out: Record<string, PackageStatus> = {};
   // The spec version's entry wins over an old one still being uninstalled.
   const entries = Object.values(state).sort(
     (a, b) =>
-      Number(spec.spec.packages[a.name]?.version === a.version) -
-      Number(spec.spec.packages[b.name]?.version === b.version),
+      Number(rollout.spec.packages[a.name]?.version === a.version) -
+      Number(rollout.spec.packages[b.name]?.version === b.version),
   );
   for (const e of entries)
     out[e.name] = { version: e.version, stage: e.stage, state: e.state, restarts: e.restarts ?? 0 };
@@ -81,7 +82,7 @@ export function rolloutStatusView(
 ): RolloutStatusView {
   const flags = { paused: s.paused, disabled: s.disabled };
   const nodes: Record<string, NodeStatusView> = {};
-  const taintPending = (node: string) => asked && s.spec.spec.runtimeRequired && s.nodes[node]!.runtimeTainted;
+  const taintPending = (node: string) => asked && s.rollout.spec.runtimeRequired && s.nodes[node]!.runtimeTainted;
   for (const c of compartments) {
     for (const node of c.nodes) {
       const own = batchStatus(s, node);
@@ -95,7 +96,7 @@ export function rolloutStatusView(
           admitted: own !== 'waiting',
         }),
         compartment: c.name,
-        packages: reported ? packagesOf(s.spec, reported.state) : {},
+        packages: reported ? packagesOf(s.rollout, reported.state) : {},
       };
     }
   }
@@ -116,7 +117,7 @@ export function rolloutStatusView(
     };
   }
   return {
-    name: s.spec.name,
+    name: s.rollout.name,
     status: s.listed ? rolloutStatus(statuses, flags) : 'unknown',
     generation: s.generation,
     paused: s.paused,
@@ -126,7 +127,7 @@ export function rolloutStatusView(
     permits: Object.keys(s.permits.holders).sort(),
     nodesInProgress: statuses.filter((x) => x === 'in_progress' || x === 'erroring').length,
     completeNodes: `${complete}/${statuses.length}`,
-    packageList: Object.values(s.spec.spec.packages)
+    packageList: Object.values(s.rollout.spec.packages)
       .map((p) => `${p.name}:${p.version}`)
       .sort()
       .join(','),

@@ -27,6 +27,7 @@ import {
   type AssignedCompartment,
   type RolloutSpec,
 } from '../../model';
+import { withRolloutField, type CarriedUnderSpec } from '../../model/carried-rollout';
 import { imagePolicyErrors, type ImagePolicy } from '../../model/image-policy';
 import { parseTaint, sameTaint, taintToleration, untoleratedTaint, type Taint } from '../../model/taints';
 import { SHORT_CALL_TIMEOUT } from '../activity-timeouts';
@@ -107,9 +108,11 @@ export interface RolloutCarried extends RolloutView {
 
 export interface RolloutInput {
   cluster: string;
+  /** The spec the run starts with; a continued run's is its carried one (client/history-spec.ts reads it here). */
   spec: RolloutSpec;
   options?: Partial<RolloutOptions>;
-  carried?: RolloutCarried;
+  /** Runs continued by older code carry the RolloutSpec under `spec` (model/carried-rollout.ts). */
+  carried?: RolloutCarried | CarriedUnderSpec<RolloutCarried>;
 }
 
 type Outgoing =
@@ -153,30 +156,32 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   const name = input.spec.name;
   /** The spec updates' turns: each waits for the one accepted before it (its policy read, then its application). */
   let specUpdates: Promise<unknown> = Promise.resolve();
-  const s: RolloutCarried = input.carried ?? {
-    generation: 1,
-    spec: input.spec,
-    paused: input.spec.paused,
-    disabled: input.spec.disabled,
-    nodes: {},
-    order: [],
-    batches: {},
-    permits: newPermitState(),
-    outbox: [],
-    listed: false,
-  };
+  const s: RolloutCarried = input.carried
+    ? withRolloutField(input.carried)
+    : {
+        generation: 1,
+        rollout: input.spec,
+        paused: input.spec.paused,
+        disabled: input.spec.disabled,
+        nodes: {},
+        order: [],
+        batches: {},
+        permits: newPermitState(),
+        outbox: [],
+        listed: false,
+      };
   let wake = true;
   let relistDue = input.carried === undefined;
   let shown = '';
   const poke = () => void (wake = true);
   // Assigned again only when the node list (a relist) or the spec (an update) is replaced, not on every pass: at
   // thousands of nodes a pass is otherwise mostly this.
-  let assigned: { order: string[]; spec: RolloutSpec; compartments: AssignedCompartment[] } | undefined;
+  let assigned: { order: string[]; rollout: RolloutSpec; compartments: AssignedCompartment[] } | undefined;
   const compartments = (): AssignedCompartment[] => {
-    if (assigned?.order !== s.order || assigned.spec !== s.spec) {
+    if (assigned?.order !== s.order || assigned.rollout !== s.rollout) {
       const nodes = s.order.map((n) => ({ name: n, labels: s.nodes[n]!.labels }));
-      const compartments = assignCompartments(nodes, effectivePolicy(s.spec, s.order.length).spec);
-      assigned = { order: s.order, spec: s.spec, compartments };
+      const compartments = assignCompartments(nodes, effectivePolicy(s.rollout, s.order.length).spec);
+      assigned = { order: s.order, rollout: s.rollout, compartments };
     }
     return assigned.compartments;
   };
@@ -223,7 +228,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       ? admittedNodes().filter((node) => batchStatus(s, node) === 'in_progress')
       : [];
     s.generation++;
-    s.spec = parsed;
+    s.rollout = parsed;
     if (by) {
       log.info(`update rollout ${name}`, { actor: by.actor, generation: s.generation });
       s.lastChange = { action: 'update', actor: by.actor, generation: s.generation };
@@ -296,16 +301,16 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   setHandler(statusQuery, () => rolloutStatusView(s, compartments(), true));
 
   async function relist(): Promise<void> {
-    const facts = await act.listNodes({ selector: s.spec.spec.nodeSelectors });
+    const facts = await act.listNodes({ selector: s.rollout.spec.nodeSelectors });
     const t = options.runtimeRequiredTaint;
     const tolerations = [
       { key: 'node.kubernetes.io/unschedulable', operator: 'Exists' as const },
-      ...s.spec.spec.additionalTolerations,
-      ...(s.spec.spec.runtimeRequired ? [taintToleration(t)] : []),
+      ...s.rollout.spec.additionalTolerations,
+      ...(s.rollout.spec.runtimeRequired ? [taintToleration(t)] : []),
     ];
     // The kind's ignore label, as Skyhook users set it, and the worker's own key prefix's too.
-    const ignoreLabels = [metadataPrefix(s.spec.kind), options.keyPrefix ?? metadataPrefix(s.spec.kind)].map(
-      (prefix) => nodeMetadataKeys(s.spec.name, prefix).ignore,
+    const ignoreLabels = [metadataPrefix(s.rollout.kind), options.keyPrefix ?? metadataPrefix(s.rollout.kind)].map(
+      (prefix) => nodeMetadataKeys(s.rollout.name, prefix).ignore,
     );
     for (const f of facts) {
       const prev = s.nodes[f.name];
@@ -376,10 +381,9 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     if (m.kind === 'desire') {
       // The rollout's own pause and disable, not the manifest's: a rollout started paused and then resumed admits
       // its nodes running (G14).
-      const spec = { ...s.spec, paused: s.paused, disabled: s.disabled };
       const args = {
         rollout: name,
-        spec,
+        spec: { ...s.rollout, paused: s.paused, disabled: s.disabled },
         generation: s.generation,
         settings: options.node,
         rolloutUid: workflowInfo().firstExecutionRunId,
@@ -458,14 +462,14 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   function resetBatchesOnCompletion(): void {
     const complete = rolloutStatusView(s, compartments()).status === 'complete';
     // Patched: histories from before it kept the batch state at completion.
-    if (complete && !s.complete && s.spec.resetBatchStateOnCompletion && patched(PATCHES.resetBatchesOnCompletion)) {
+    if (complete && !s.complete && s.rollout.resetBatchStateOnCompletion && patched(PATCHES.resetBatchesOnCompletion)) {
       for (const b of Object.values(s.batches)) Object.assign(b, newCompartmentBatch());
     }
     s.complete = complete;
   }
 
   async function removeRuntimeTaints(): Promise<void> {
-    if (!s.spec.spec.runtimeRequired) return;
+    if (!s.rollout.spec.runtimeRequired) return;
     const t = options.runtimeRequiredTaint;
     for (const node of s.order) {
       const n = s.nodes[node]!;
@@ -482,7 +486,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
    */
   function showInUi(steady: boolean): void {
     const view = rolloutStatusView(s, compartments());
-    const packages = Object.keys(s.spec.spec.packages).sort();
+    const packages = Object.keys(s.rollout.spec.packages).sort();
     const text = steady
       ? `${view.status} ${packages.join(',')}`
       : `${view.status} ${view.completeNodes} ${view.permits.join(',')}`;
@@ -558,7 +562,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   // fails a running rollout with its nodes admitted.
   if (input.carried === undefined && patched(PATCHES.imagePolicy)) {
     refuseSpec(input.spec, undefined);
-    refuseSpec(s.spec, await act.imagePolicy());
+    refuseSpec(s.rollout, await act.imagePolicy());
   }
   // Node timeouts and the drain policy are the worker's settings unless the starter gave them: read once, at the
   // first run (after the handlers are set, so status queries answer meanwhile), so history holds what this rollout
@@ -592,7 +596,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
         // spec it applies asks for a relist, which the continued run would not make until its clock.
         await condition(allHandlersFinished);
         if (!relistDue && quiet())
-          await continueAsNew<typeof rolloutWorkflow>({ ...input, options, spec: s.spec, carried: s });
+          await continueAsNew<typeof rolloutWorkflow>({ ...input, options, spec: s.rollout, carried: s });
       }
       if (relistDue) {
         // Cleared before the listing: a relist asked for while it runs (a spec update, the clock) is not lost.
@@ -612,7 +616,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       if (pastLimit || (info.continueAsNewSuggested && !patched(PATCHES.rolloutContinueWhenQuiet))) {
         await condition(allHandlersFinished);
         if (s.outbox.length === 0)
-          await continueAsNew<typeof rolloutWorkflow>({ ...input, options, spec: s.spec, carried: s });
+          await continueAsNew<typeof rolloutWorkflow>({ ...input, options, spec: s.rollout, carried: s });
       }
       // No condition timer when already woken: one started and cancelled in the same task is never sent.
       if (wakeKept && wake) continue;
