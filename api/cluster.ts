@@ -2,6 +2,7 @@ import { ApiException, CoreV1Api, KubeConfig, Log } from '@kubernetes/client-nod
 import { ignoreLabelKeys } from '../model';
 import { InvalidError, NotFoundError, UnavailableError, type KeelsonError } from '../client';
 import type { ApiSettings } from './settings';
+import { KeepAliveKubeConfig } from '../workers/kube-config';
 
 // The API's Kubernetes access, for the two routes that are not workflow calls: `node ignore|unignore` (a label on
 // the Node) and `logs` (a stage Job pod's log). Its ServiceAccount may patch Nodes and read pods and their logs in
@@ -29,7 +30,7 @@ export function clusterAccess(kc: KubeConfig, jobsNamespace: string, keyPrefix?:
 
 /** KUBECONFIG when set, else the pod's ServiceAccount (in a cluster) or ~/.kube/config. */
 export function clusterAccessFrom(settings: ApiSettings): ClusterAccess {
-  const kc = new KubeConfig();
+  const kc = new KeepAliveKubeConfig();
   if (settings.KUBECONFIG) kc.loadFromFile(settings.KUBECONFIG);
   else kc.loadFromDefault();
   return clusterAccess(kc, settings.KEELSON_NAMESPACE, settings.KEELSON_KEY_PREFIX);

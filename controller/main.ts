@@ -1,14 +1,14 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import { connect } from '../client/connect';
 import { startController } from './controller';
 import { loadControllerSettings } from './settings';
+import { KeepAliveKubeConfig } from '../workers/kube-config';
 
 // `node dist/controller/main.js`: custom-resource mode's controller (docs/migration.md). Kubernetes access from the
 // pod's ServiceAccount or KUBECONFIG; Temporal settings as the API's.
 
 async function main(): Promise<void> {
   const settings = loadControllerSettings();
-  const kc = new KubeConfig();
+  const kc = new KeepAliveKubeConfig();
   kc.loadFromDefault();
   const keelson = await connect(settings, (line) => console.error(`keelson controller: ${line}`));
   const controller = await startController({

@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import { KubeConfig, type V1Job } from '@kubernetes/client-node';
+import { type KubeConfig, type V1Job } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities, workloadInformer } from '../activities';
@@ -14,12 +14,13 @@ import { NativeConnectionFollower } from './native-connection';
 import { KeelsonMetrics, serveMetrics, type GaugeSources } from './metrics';
 import { cachedWorkflowsFor, memoryLimitBytes } from './sizing';
 import { deploymentOptions, followVersion, workerVersion, type VersionState, type WorkflowSource } from './versioning';
+import { KeepAliveKubeConfig } from './kube-config';
 
 // The Keelson worker: settings from the environment (G9), the Kubernetes floor checked against the server (G8),
 // then rollout and node workflows with the real Kubernetes activities on one task queue.
 
 function kubeConfig(config: WorkerConfig): KubeConfig {
-  const kc = new KubeConfig();
+  const kc = new KeepAliveKubeConfig();
   if (config.KUBECONFIG) kc.loadFromFile(config.KUBECONFIG);
   else kc.loadFromDefault();
   return kc;
