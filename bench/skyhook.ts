@@ -92,7 +92,7 @@ const keelsonFigures = (k: ScenarioResult, idle: number): Figures => ({
   ownPerNodeStage: k.workerRequests.perNodeStage,
   cpuTool: k.cpuPerNodeStage.worker ?? NaN,
   cpuTemporal: k.cpuPerNodeStage.temporal ?? NaN,
-  rssMiB: k.workerPeakRssMiB,
+  rssMiB: k.workersPeakRssMiB,
 });
 const skyhookFigures = (s: SkyhookScenarioResult, idle: number): Figures => ({
   ...common(s, idle),

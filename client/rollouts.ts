@@ -112,10 +112,10 @@ export async function currentSpec(
   ctx: KeelsonContext,
   name: string,
   owned?: { owner: RolloutOwner; change: OwnedChange },
-): Promise<{ spec: RolloutSpec; runId: string }> {
+): Promise<{ rollout: RolloutSpec; runId: string }> {
   const d = await running(ctx, name);
   if (owned) ensureOwner(d, name, owned.owner, owned.change);
-  return { spec: await specFromHistory(ctx, d.workflowId, d.runId), runId: d.runId };
+  return { rollout: await specFromHistory(ctx, d.workflowId, d.runId), runId: d.runId };
 }
 
 /**
@@ -138,37 +138,37 @@ export async function startRollout(
   actor = DEFAULT_ACTOR,
   owner: RolloutOwner = API_OWNER,
 ): Promise<StartResult> {
-  const spec = validSpec(input);
-  const workflowId = rolloutWorkflowId(ctx.cluster, spec.name);
+  const rollout = validSpec(input);
+  const workflowId = rolloutWorkflowId(ctx.cluster, rollout.name);
   try {
     const handle = await ctx.client.workflow.start<typeof rolloutWorkflow>(ROLLOUT_WORKFLOW_TYPE, {
       workflowId,
       taskQueue: ctx.taskQueue,
-      args: [{ cluster: ctx.cluster, spec }],
+      args: [{ cluster: ctx.cluster, spec: rollout }],
       workflowIdConflictPolicy: 'FAIL',
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       memo: { [STARTED_BY_MEMO]: actor, [OWNER_MEMO]: owner },
       typedSearchAttributes: [
-        { key: rolloutKey, value: [spec.name] },
-        { key: packageKey, value: Object.keys(spec.spec.packages).sort() },
+        { key: rolloutKey, value: [rollout.name] },
+        { key: packageKey, value: Object.keys(rollout.spec.packages).sort() },
         { key: stateKey, value: 'unknown' },
       ],
-      staticSummary: `rollout **${spec.name}** (${spec.kind}) on cluster ${ctx.cluster}`,
+      staticSummary: `rollout **${rollout.name}** (${rollout.kind}) on cluster ${ctx.cluster}`,
     });
-    return { ...rolloutRef(ctx, spec.name, handle.firstExecutionRunId), created: true };
+    return { ...rolloutRef(ctx, rollout.name, handle.firstExecutionRunId), created: true };
   } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw translate(err, `rollout ${spec.name}`);
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw translate(err, `rollout ${rollout.name}`);
   }
   // The same spec under another owner is still that owner's rollout: this start would not own what it returns.
-  const current = await currentSpec(ctx, spec.name, { owner, change: 'started' });
-  if (!sameSpec(current.spec, spec)) {
+  const current = await currentSpec(ctx, rollout.name, { owner, change: 'started' });
+  if (!sameSpec(current.rollout, rollout)) {
     throw new ConflictError(
-      `rollout ${spec.name} is running with a different spec; update it instead (PUT /v1/rollouts/${spec.name}, ` +
+      `rollout ${rollout.name} is running with a different spec; update it instead (PUT /v1/rollouts/${rollout.name}, ` +
         '`keelson rollout apply`)',
       workflowId,
     );
   }
-  return { ...rolloutRef(ctx, spec.name, current.runId), created: false };
+  return { ...rolloutRef(ctx, rollout.name, current.runId), created: false };
 }
 
 /** Replaces the spec of a running rollout; the same spec again changes nothing. Returns the spec generation. */
@@ -179,21 +179,21 @@ export async function updateSpec(
   actor = DEFAULT_ACTOR,
   owner: RolloutOwner = API_OWNER,
 ): Promise<{ changed: boolean; generation: number; ref: RolloutRef }> {
-  const spec = validSpec(input);
-  if (spec.name !== name) {
+  const rollout = validSpec(input);
+  if (rollout.name !== name) {
     throw new InvalidError([
-      { path: 'metadata.name', message: `is ${JSON.stringify(spec.name)}, not ${JSON.stringify(name)}` },
+      { path: 'metadata.name', message: `is ${JSON.stringify(rollout.name)}, not ${JSON.stringify(name)}` },
     ]);
   }
   const current = await currentSpec(ctx, name, { owner, change: 'updated' });
   const ref = rolloutRef(ctx, name, current.runId);
   const handle = ctx.client.workflow.getHandle(ref.workflowId);
-  if (sameSpec(current.spec, spec)) {
+  if (sameSpec(current.rollout, rollout)) {
     const status = await answered(ctx, `rollout ${name}`, () => handle.query(statusQuery), QUERY_TIMEOUT_MS);
     return { changed: false, generation: status.generation, ref };
   }
   const { generation } = await answered(ctx, `rollout ${name}`, () =>
-    handle.executeUpdate(updateSpecUpdate, { args: [spec, { actor }] }),
+    handle.executeUpdate(updateSpecUpdate, { args: [rollout, { actor }] }),
   );
   return { changed: true, generation, ref };
 }

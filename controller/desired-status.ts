@@ -114,7 +114,7 @@ export async function desiredStatus(
   const base = rollout
     ? rolloutFields(
         rollout,
-        (await currentSpec(deps.keelson, name)).spec.spec.packages,
+        (await currentSpec(deps.keelson, name)).rollout.spec.packages,
         previous.observedGeneration ?? 0,
         previous.conditions ?? [],
         now,

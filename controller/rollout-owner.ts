@@ -19,6 +19,6 @@ export function runningRollout(keelson: KeelsonContext, name: string): Promise<R
  */
 export async function ownerOf(keelson: KeelsonContext, rollout: RolloutStatusResult): Promise<string> {
   if (rollout.owner !== undefined) return rollout.owner;
-  const { spec } = await currentSpec(keelson, rollout.name);
-  return legacyOwner(rollout.startedBy, spec.kind);
+  const current = await currentSpec(keelson, rollout.name);
+  return legacyOwner(rollout.startedBy, current.rollout.kind);
 }

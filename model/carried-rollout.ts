@@ -1,15 +1,21 @@
 import type { RolloutSpec } from './manifests/rollout-spec';
 
-// Continue-as-new carries a workflow's state into its next run's input. The node workflow's entry per rollout and the
-// rollout workflow's state hold their RolloutSpec under `rollout`; the code before that name carried it under `spec`,
-// and a run it continued starts from that shape. Both shapes are read; only `rollout` is written.
+// Continue-as-new hands a workflow's state to its next run as input, and every build of the worker may have to read
+// it: a rolling upgrade without worker versioning runs two builds side by side, and a rollback runs the older one
+// again. So the carried form keeps the field name every build reads, `spec`; in memory the node workflow's entry per
+// rollout and the rollout workflow's state name their RolloutSpec `rollout` (as `r.rollout.spec.packages` reads).
 
-/** A holder of a RolloutSpec as carried before the rename: the spec under `spec`, not `rollout`. */
-export type CarriedUnderSpec<T extends { rollout: RolloutSpec }> = Omit<T, 'rollout'> & { spec: RolloutSpec };
+/** A holder of a RolloutSpec as continue-as-new carries it: the spec under `spec`. */
+export type CarriedForm<T extends { rollout: RolloutSpec }> = Omit<T, 'rollout'> & { spec: RolloutSpec };
 
-/** The holder with its RolloutSpec under `rollout`, whichever of the two names it was carried under. */
-export function withRolloutField<T extends { rollout: RolloutSpec }>(carried: T | CarriedUnderSpec<T>): T {
-  if ('rollout' in carried) return carried as T;
-  const { spec, ...rest } = carried as CarriedUnderSpec<T>;
+/** The holder as the workflow keeps it, from its carried form. */
+export function fromCarried<T extends { rollout: RolloutSpec }>(carried: CarriedForm<T>): T {
+  const { spec, ...rest } = carried;
   return { ...rest, rollout: spec } as unknown as T;
+}
+
+/** The holder's carried form, as every build reads it. */
+export function toCarried<T extends { rollout: RolloutSpec }>(holder: T): CarriedForm<T> {
+  const { rollout, ...rest } = holder;
+  return { ...rest, spec: rollout } as CarriedForm<T>;
 }

@@ -68,8 +68,11 @@ export class Fleet {
   /** The worker processes, one per slot; a slot's process is replaced when it is killed and started again. */
   private readonly workers: WorkerProcess[] = [];
   private workerStarts = 0;
+  /** Per slot, the numbers of the starts made in it (a start's number names its request-count file). */
+  private readonly startsBySlot: number[][] = [];
   private workflowBundle?: string;
   private peakRssKb = 0;
+  private peakRssSumKb = 0;
   readonly ownNodes: string[] = [];
   private rssTimer?: NodeJS.Timeout;
 
@@ -107,6 +110,7 @@ export class Fleet {
   /** The real worker entry point as a child process in a slot, with the request counter preloaded. */
   async startWorker(slot = 0): Promise<number> {
     const n = this.workerStarts++;
+    (this.startsBySlot[slot] ??= []).push(n);
     const place = {
       temporalAddress: this.temporalAddress,
       kubeconfig: kubeconfigPath,
@@ -128,8 +132,12 @@ export class Fleet {
     this.workers[slot] = worker;
     if (!this.rssTimer) {
       this.rssTimer = setInterval(() => {
-        const rss = this.rssKb();
-        if (rss > this.peakRssKb) this.peakRssKb = rss;
+        const each = this.workerPids().map((pid) => processRssKb(pid));
+        this.peakRssKb = Math.max(this.peakRssKb, ...each);
+        this.peakRssSumKb = Math.max(
+          this.peakRssSumKb,
+          each.reduce((a, b) => a + b, 0),
+        );
       }, 500);
       this.rssTimer.unref();
     }
@@ -169,6 +177,25 @@ export class Fleet {
     return Math.max(this.peakRssKb, this.rssKb());
   }
 
+  /** The peak of all worker processes' VmRSS together, in KiB (what the replicas cost between them). */
+  get peakRssSum(): number {
+    return Math.max(this.peakRssSumKb, this.rssKb());
+  }
+
+  /** Per slot: how often a worker was started in it, whether one runs now, and its processes' own requests. */
+  workerSlots(): { starts: number; running: boolean; requests: number }[] {
+    return this.startsBySlot.map((starts, slot) => ({
+      starts: starts.length,
+      running: this.workers[slot]?.running ?? false,
+      requests: starts.reduce((sum, n) => sum + total(this.requestsOfStart(n)), 0),
+    }));
+  }
+
+  private requestsOfStart(n: number): Record<string, number> {
+    const file = path.join(this.dir, `requests-${n}.json`);
+    return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, number>) : {};
+  }
+
   get workerLog(): string {
     return path.join(this.dir, 'worker.log');
   }
@@ -177,10 +204,7 @@ export class Fleet {
   workerRequests(): Record<string, number> {
     const sum: Record<string, number> = {};
     for (let n = 0; n < this.workerStarts; n++) {
-      const file = path.join(this.dir, `requests-${n}.json`);
-      if (!fs.existsSync(file)) continue;
-      for (const [k, v] of Object.entries(JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, number>))
-        sum[k] = (sum[k] ?? 0) + v;
+      for (const [k, v] of Object.entries(this.requestsOfStart(n))) sum[k] = (sum[k] ?? 0) + v;
     }
     return sum;
   }

@@ -76,8 +76,12 @@ export interface ScenarioResult extends RolloutFigures {
   rebootSeconds: number;
   afterRebootMs: { count: number; p50: number; p95: number; max: number };
   workerRequests: { total: number; perNodeStage: number; byVerbResource: Record<string, number> };
+  /** The largest worker process's peak VmRSS, and the peak of all worker processes together. */
   workerPeakRssMiB: number;
+  workersPeakRssMiB: number;
   workerRestarts: number;
+  /** Per worker slot: its starts, whether its worker ran at completion, its processes' own API requests. */
+  workerSlots: { starts: number; running: boolean; requests: number }[];
   history: { workflows: number; events: number; perNodeStage: number; byType: Record<string, number> };
   /** Every workflow run's history replayed against the code that ran it: runs replayed, nondeterminism failures. */
   replay: { workflows: number; failures: string[]; dir: string };
@@ -181,6 +185,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
           await sleep(o.killEverySeconds! * 1000);
           while (killing && progressMark() === moved) await sleep(250);
           if (!killing) break;
+          cpu.sample(); // what the worker about to be killed has spent since the last sample
           await fleet.killWorker();
           await fleet.startWorker();
           restarts++;
@@ -227,6 +232,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
     const ov = overheads(jobs, rebootSeconds, INTERRUPTING);
     const api = diffCounts(after, before);
     const workerReq = fleet.workerRequests();
+    const workerSlots = fleet.workerSlots();
     const hist = await fleet.histories();
     const replay = await fleet.replayHistories();
     const nodes = await fleet.core.listNode({ labelSelector: selector });
@@ -276,7 +282,9 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
         byVerbResource: workerReq,
       },
       workerPeakRssMiB: Math.round(fleet.peakRss / 1024),
+      workersPeakRssMiB: Math.round(fleet.peakRssSum / 1024),
       workerRestarts: restarts,
+      workerSlots,
       history: { ...hist, perNodeStage: r2(hist.events / nodeStages) },
       replay,
       budgetUse,

@@ -1,13 +1,14 @@
-import { withRolloutField, type CarriedUnderSpec } from '../../model/carried-rollout';
+import { fromCarried, toCarried, type CarriedForm } from '../../model/carried-rollout';
 import { DEFAULT_NODE_SETTINGS } from '../../workflows/messages';
 import type { NodeRollout } from '../../workflows/node/node-rollout';
 import type { RolloutCarried } from '../../workflows/rollout/workflow';
 import { newPermitState } from '../../workflows/rollout/interrupt-permits';
 import { rolloutSpec } from '../../harness/manifests';
 
-// Runs continued by the code before the `rollout` field carry their RolloutSpec under `spec` in their input (the
-// shapes below are those of test/fixtures/histories/node-continue-as-new.json and of the continue-as-new input in
-// rollout-continue-when-quiet.json); the workflows read them through withRolloutField.
+// Continue-as-new carries the RolloutSpec under `spec`, the name every build reads (a rolling upgrade without worker
+// versioning runs two builds side by side; a rollback runs the older one again): the shapes below are those of
+// test/fixtures/histories/node-continue-as-new.json and of the continue-as-new input in
+// rollout-continue-when-quiet.json, written by the code before the in-memory name `rollout`.
 
 const long = rolloutSpec('long', {
   interruptionBudget: { count: 1 },
@@ -15,7 +16,7 @@ const long = rolloutSpec('long', {
 });
 
 /** What the node workflow carried for one rollout, as the older code wrote it. */
-const oldNodeEntry: CarriedUnderSpec<NodeRollout> = {
+const oldNodeEntry: CarriedForm<NodeRollout> = {
   spec: long,
   generation: 1,
   settings: DEFAULT_NODE_SETTINGS,
@@ -31,7 +32,7 @@ const oldNodeEntry: CarriedUnderSpec<NodeRollout> = {
 };
 
 /** What the rollout workflow carried, as the older code wrote it. */
-const oldRolloutState: CarriedUnderSpec<RolloutCarried> = {
+const oldRolloutState: CarriedForm<RolloutCarried> = {
   generation: 2,
   spec: long,
   paused: false,
@@ -48,24 +49,25 @@ const oldRolloutState: CarriedUnderSpec<RolloutCarried> = {
 /** The input as it arrives: JSON, as the payload converter decodes it. */
 const decoded = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
-test('a node entry carried under `spec` reads with its RolloutSpec under `rollout`, and nothing else changed', () => {
+test('a node entry carried by the older code reads with its RolloutSpec under `rollout`, and nothing else changed', () => {
   const { spec, ...rest } = oldNodeEntry;
-  const read = withRolloutField(decoded(oldNodeEntry));
+  const read = fromCarried<NodeRollout>(decoded(oldNodeEntry));
   expect(read).toEqual({ ...rest, rollout: spec });
   expect(read).not.toHaveProperty('spec');
   expect(read.rollout.spec.packages.aa?.version).toBe('1.0.0');
 });
 
-test('the rollout state carried under `spec` reads with its RolloutSpec under `rollout`, and nothing else changed', () => {
+test('the rollout state carried by the older code reads with its RolloutSpec under `rollout`', () => {
   const { spec, ...rest } = oldRolloutState;
-  const read = withRolloutField(decoded(oldRolloutState));
+  const read = fromCarried<RolloutCarried>(decoded(oldRolloutState));
   expect(read).toEqual({ ...rest, rollout: spec });
-  expect(read).not.toHaveProperty('spec');
   expect(read.rollout.name).toBe('long');
 });
 
-test('state carried under `rollout` (the current form) reads as it was written', () => {
-  const { spec, ...rest } = oldNodeEntry;
-  const current: NodeRollout = { ...rest, rollout: spec };
-  expect(withRolloutField(decoded(current))).toEqual(current);
+test('what this build carries is the form the older code wrote and reads: `spec`, no `rollout`', () => {
+  for (const old of [oldNodeEntry, oldRolloutState] as CarriedForm<NodeRollout | RolloutCarried>[]) {
+    const written = decoded(toCarried(fromCarried(decoded(old))));
+    expect(written).toEqual(old);
+    expect(written).not.toHaveProperty('rollout');
+  }
 });

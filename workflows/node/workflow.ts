@@ -43,7 +43,7 @@ import {
   type RunnableStage,
   type StageRunKey,
 } from '../../model';
-import { withRolloutField, type CarriedUnderSpec } from '../../model/carried-rollout';
+import { fromCarried, toCarried, type CarriedForm } from '../../model/carried-rollout';
 import {
   desireSignal,
   forgetSignal,
@@ -107,14 +107,20 @@ export interface NodeCarried {
 }
 
 export interface NodeWorkflowInput extends NodeWorkflowStart {
-  /** Runs continued by older code carry each rollout's RolloutSpec under `spec` (model/carried-rollout.ts). */
-  carried?: Omit<NodeCarried, 'rollouts'> & { rollouts: Record<string, NodeRollout | CarriedUnderSpec<NodeRollout>> };
+  /** Each rollout's entry in its carried form, as every build reads it (model/carried-rollout.ts). */
+  carried?: CarriedNode;
 }
 
-/** The carried state of the run before, each rollout's RolloutSpec under `rollout` whatever name it came under. */
-function readCarried(carried: NonNullable<NodeWorkflowInput['carried']>): NodeCarried {
-  const rollouts = Object.entries(carried.rollouts).map(([name, r]) => [name, withRolloutField(r)] as const);
+type CarriedNode = Omit<NodeCarried, 'rollouts'> & { rollouts: Record<string, CarriedForm<NodeRollout>> };
+
+function readCarried(carried: CarriedNode): NodeCarried {
+  const rollouts = Object.entries(carried.rollouts).map(([name, r]) => [name, fromCarried(r)] as const);
   return { ...carried, rollouts: Object.fromEntries(rollouts) };
+}
+
+function carriedForm(s: NodeCarried): CarriedNode {
+  const rollouts = Object.entries(s.rollouts).map(([name, r]) => [name, toCarried(r)] as const);
+  return { ...s, rollouts: Object.fromEntries(rollouts) };
 }
 
 const RETRY_PAUSE = '10 seconds';
@@ -771,7 +777,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     }
     if (draining && idle()) {
       await condition(allHandlersFinished);
-      const carried: NodeCarried = { ...s };
+      const carried = carriedForm(s);
       if (forgetting.size > 0) carried.forgetting = [...forgetting];
       if (reborn.size > 0) carried.reborn = Object.fromEntries(reborn);
       await continueAsNew<typeof nodeWorkflow>({ cluster, node, carried });

@@ -27,7 +27,7 @@ import {
   type AssignedCompartment,
   type RolloutSpec,
 } from '../../model';
-import { withRolloutField, type CarriedUnderSpec } from '../../model/carried-rollout';
+import { fromCarried, toCarried, type CarriedForm } from '../../model/carried-rollout';
 import { imagePolicyErrors, type ImagePolicy } from '../../model/image-policy';
 import { parseTaint, sameTaint, taintToleration, untoleratedTaint, type Taint } from '../../model/taints';
 import { SHORT_CALL_TIMEOUT } from '../activity-timeouts';
@@ -111,8 +111,8 @@ export interface RolloutInput {
   /** The spec the run starts with; a continued run's is its carried one (client/history-spec.ts reads it here). */
   spec: RolloutSpec;
   options?: Partial<RolloutOptions>;
-  /** Runs continued by older code carry the RolloutSpec under `spec` (model/carried-rollout.ts). */
-  carried?: RolloutCarried | CarriedUnderSpec<RolloutCarried>;
+  /** The state in its carried form, as every build reads it (model/carried-rollout.ts). */
+  carried?: CarriedForm<RolloutCarried>;
 }
 
 type Outgoing =
@@ -157,7 +157,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   /** The spec updates' turns: each waits for the one accepted before it (its policy read, then its application). */
   let specUpdates: Promise<unknown> = Promise.resolve();
   const s: RolloutCarried = input.carried
-    ? withRolloutField(input.carried)
+    ? fromCarried(input.carried)
     : {
         generation: 1,
         rollout: input.spec,
@@ -596,7 +596,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
         // spec it applies asks for a relist, which the continued run would not make until its clock.
         await condition(allHandlersFinished);
         if (!relistDue && quiet())
-          await continueAsNew<typeof rolloutWorkflow>({ ...input, options, spec: s.rollout, carried: s });
+          await continueAsNew<typeof rolloutWorkflow>({ ...input, options, spec: s.rollout, carried: toCarried(s) });
       }
       if (relistDue) {
         // Cleared before the listing: a relist asked for while it runs (a spec update, the clock) is not lost.
@@ -616,7 +616,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       if (pastLimit || (info.continueAsNewSuggested && !patched(PATCHES.rolloutContinueWhenQuiet))) {
         await condition(allHandlersFinished);
         if (s.outbox.length === 0)
-          await continueAsNew<typeof rolloutWorkflow>({ ...input, options, spec: s.rollout, carried: s });
+          await continueAsNew<typeof rolloutWorkflow>({ ...input, options, spec: s.rollout, carried: toCarried(s) });
       }
       // No condition timer when already woken: one started and cancelled in the same task is never sent.
       if (wakeKept && wake) continue;
