@@ -13,14 +13,15 @@ const TLS_OPTIONS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthoriz
 export interface KeepAliveTimes {
   /**
    * A call that has no answer after this long is aborted: a pooled connection to a server that died silently would
-   * otherwise hold the next call that picks it up until TCP gives up, some 15 minutes.
+   * otherwise hold the next call that picks it up until TCP gives up, some 15 minutes. The kube-apiserver ends every
+   * other call within 60 s itself; a log read, which it lets run, has no limit here.
    */
   callTimeoutMs: number;
   /** An idle connection is closed before a server or a load balancer in between would (60 s is a common timeout). */
   idleConnectionMs: number;
   /**
    * A rotated certificate, key or CA changes the TLS settings, so calls get a new agent; the previous one is closed
-   * once no call can still be using it, one call timeout later.
+   * once no call can still be using it, one call timeout later (a log read still running then is cut off).
    */
   retiredAgentCloseMs: number;
 }
@@ -40,6 +41,11 @@ export function tlsSettingsKey(agent: unknown): string | undefined {
   return hash.digest('hex');
 }
 
+/** A pod's log (`.../pods/<name>/log`): a read the kube-apiserver lets run as long as the log takes. */
+function isLogRead(url: string): boolean {
+  return /\/pods\/[^/]+\/log(\?|$)/.test(url);
+}
+
 export class KeepAliveKubeConfig extends KubeConfig {
   private current?: { key: string; agent: https.Agent };
 
@@ -49,7 +55,8 @@ export class KeepAliveKubeConfig extends KubeConfig {
 
   override async applySecurityAuthentication(context: RequestContext): Promise<void> {
     await super.applySecurityAuthentication(context);
-    if (!context.getSignal()) context.setSignal(AbortSignal.timeout(this.times.callTimeoutMs));
+    if (!context.getSignal() && !isLogRead(context.getUrl()))
+      context.setSignal(AbortSignal.timeout(this.times.callTimeoutMs));
     const fresh = context.getAgent();
     const key = tlsSettingsKey(fresh);
     if (key === undefined) return;

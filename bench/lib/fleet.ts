@@ -53,6 +53,15 @@ export interface CompiledWorker {
   workflowBundle: string;
 }
 
+/** A worker slot's record over a run (bench/lib/scenario.ts reports it). */
+export interface WorkerSlot {
+  starts: number;
+  running: boolean;
+  requests: number;
+  /** Workflow and activity tasks its workers started, as the histories record them. */
+  tasks: number;
+}
+
 /** One Keelson under test: worker process(es), a Temporal client and Kubernetes clients. */
 export class Fleet {
   readonly cluster: string;
@@ -70,6 +79,8 @@ export class Fleet {
   private workerStarts = 0;
   /** Per slot, the numbers of the starts made in it (a start's number names its request-count file). */
   private readonly startsBySlot: number[][] = [];
+  /** The process ID of each start: a worker's Temporal identity is `<pid>@<host>`. */
+  private readonly pidOfStart: number[] = [];
   private workflowBundle?: string;
   private peakRssKb = 0;
   private peakRssSumKb = 0;
@@ -130,6 +141,7 @@ export class Fleet {
       compiledScript: this.opts.compiledWorker?.script,
     });
     this.workers[slot] = worker;
+    this.pidOfStart[n] = worker.process.pid!;
     if (!this.rssTimer) {
       this.rssTimer = setInterval(() => {
         const each = this.workerPids().map((pid) => processRssKb(pid));
@@ -179,15 +191,24 @@ export class Fleet {
 
   /** The peak of all worker processes' VmRSS together, in KiB (what the replicas cost between them). */
   get peakRssSum(): number {
-    return Math.max(this.peakRssSumKb, this.rssKb());
+    return Math.max(
+      this.peakRssSumKb,
+      this.workerPids().reduce((sum, pid) => sum + processRssKb(pid), 0),
+    );
   }
 
-  /** Per slot: how often a worker was started in it, whether one runs now, and its processes' own requests. */
-  workerSlots(): { starts: number; running: boolean; requests: number }[] {
+  /**
+   * Per slot: how often a worker was started in it, whether one runs now, its processes' own requests, and the
+   * workflow and activity tasks its processes started (`tasksByIdentity`, read from the histories).
+   */
+  workerSlots(tasksByIdentity: Record<string, number>): WorkerSlot[] {
     return this.startsBySlot.map((starts, slot) => ({
       starts: starts.length,
       running: this.workers[slot]?.running ?? false,
       requests: starts.reduce((sum, n) => sum + total(this.requestsOfStart(n)), 0),
+      tasks: Object.entries(tasksByIdentity)
+        .filter(([identity]) => starts.some((n) => identity.startsWith(`${this.pidOfStart[n]}@`)))
+        .reduce((sum, [, count]) => sum + count, 0),
     }));
   }
 
@@ -284,22 +305,33 @@ export class Fleet {
    * the worker ran, and writes each history to `<dir>/histories/` (the replay fixture format). A nondeterminism is
    * returned with its workflow ID and message, so a run that stalls on one fails with its cause.
    */
-  async replayHistories(): Promise<{ workflows: number; failures: string[]; dir: string }> {
+  async replayHistories(): Promise<{
+    workflows: number;
+    failures: string[];
+    dir: string;
+    tasksByIdentity: Record<string, number>;
+  }> {
     const dir = path.join(this.dir, 'histories');
     fs.mkdirSync(dir, { recursive: true });
     const histories = [];
+    const tasksByIdentity: Record<string, number> = {};
     for await (const w of this.temporal!.workflow.list({ query: `TaskQueue="${this.taskQueue}"` })) {
       const history = await this.temporal!.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
       const file = path.join(dir, `${w.workflowId.replace(/[^A-Za-z0-9-]+/g, '_')}-${w.runId}.json`);
       fs.writeFileSync(file, `{"workflowId":${JSON.stringify(w.workflowId)},"history":${historyToJSON(history)}}\n`);
       histories.push({ workflowId: w.workflowId, history });
+      for (const e of history.events ?? []) {
+        const identity =
+          e.workflowTaskStartedEventAttributes?.identity ?? e.activityTaskStartedEventAttributes?.identity;
+        if (identity) tasksByIdentity[identity] = (tasksByIdentity[identity] ?? 0) + 1;
+      }
     }
     const failures: string[] = [];
     const code = this.workflowBundle ? { workflowBundle: { codePath: this.workflowBundle } } : {};
     for await (const r of Worker.runReplayHistories(code, histories)) {
       if (r.error) failures.push(`${r.workflowId}: ${r.error.message}`);
     }
-    return { workflows: histories.length, failures, dir };
+    return { workflows: histories.length, failures, dir, tasksByIdentity };
   }
 
   async stop(opts: { deleteNamespace?: boolean } = {}): Promise<void> {

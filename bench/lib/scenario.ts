@@ -18,6 +18,7 @@ import {
   sleep,
   total,
   type FleetOptions,
+  type WorkerSlot,
 } from './fleet';
 import { sampleBudget, watchRunNodes, type BudgetUse } from './run-nodes';
 import { freshTemporal, type TemporalServer } from './temporal-server';
@@ -80,8 +81,8 @@ export interface ScenarioResult extends RolloutFigures {
   workerPeakRssMiB: number;
   workersPeakRssMiB: number;
   workerRestarts: number;
-  /** Per worker slot: its starts, whether its worker ran at completion, its processes' own API requests. */
-  workerSlots: { starts: number; running: boolean; requests: number }[];
+  /** Per worker slot: its starts, whether its worker ran at completion, its processes' requests and tasks. */
+  workerSlots: WorkerSlot[];
   history: { workflows: number; events: number; perNodeStage: number; byType: Record<string, number> };
   /** Every workflow run's history replayed against the code that ran it: runs replayed, nondeterminism failures. */
   replay: { workflows: number; failures: string[]; dir: string };
@@ -232,9 +233,10 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
     const ov = overheads(jobs, rebootSeconds, INTERRUPTING);
     const api = diffCounts(after, before);
     const workerReq = fleet.workerRequests();
-    const workerSlots = fleet.workerSlots();
+
     const hist = await fleet.histories();
-    const replay = await fleet.replayHistories();
+    const { tasksByIdentity, ...replay } = await fleet.replayHistories();
+    const workerSlots = fleet.workerSlots(tasksByIdentity);
     const nodes = await fleet.core.listNode({ labelSelector: selector });
     const leftCordoned = nodes.items
       .filter(

@@ -1,6 +1,6 @@
 import { apiserverOutage, ensureApiserver } from '../../bench/lib/faults';
 import { runScenario } from '../../bench/lib/scenario';
-import { expectRecovered, log, report } from './faults';
+import { expectRecovered, log, report, FAULT_ROLLOUT } from './faults';
 
 // The kube-apiserver stopped for 30 seconds mid-rollout. This stops the SHARED local kube-apiserver: Jest runs test
 // files one at a time (--runInBand), so no other test file is running meanwhile; it is started again (startCluster
@@ -10,12 +10,8 @@ test('kube-apiserver stopped for 30 s mid-rollout: the rollout completes, Jobs o
   const fault = apiserverOutage({ afterJobs: 8, seconds: 30, log });
   try {
     const r = await runScenario('fault-apiserver', {
-      nodes: 10,
-      budget: 5,
-      simSeconds: 1,
-      rebootSeconds: 3,
+      ...FAULT_ROLLOUT,
       timeoutMs: 480_000,
-      log,
       duringRollout: fault.duringRollout,
     });
     report('apiserver outage', r);

@@ -20,6 +20,9 @@ export function expectRecovered(r: ScenarioResult): void {
 
 export const log = (line: string) => process.stderr.write(`[faults] ${line}\n`);
 
+/** The rollout every fault test runs: 10 nodes, budget 5, three packages (one rebooting), 1 s stages, 3 s reboots. */
+export const FAULT_ROLLOUT = { nodes: 10, budget: 5, simSeconds: 1, rebootSeconds: 3, log };
+
 /** The figures of a fault run, in the test output (bench/README.md quotes them). */
 export function report(fault: string, r: ScenarioResult): void {
   log(

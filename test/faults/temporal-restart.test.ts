@@ -4,7 +4,7 @@ import path from 'node:path';
 import { temporalRestart } from '../../bench/lib/faults';
 import { runScenario } from '../../bench/lib/scenario';
 import { TemporalServer } from '../../bench/lib/temporal-server';
-import { expectRecovered, log, report } from './faults';
+import { expectRecovered, log, report, FAULT_ROLLOUT } from './faults';
 
 // The Temporal dev server stopped and started again mid-rollout, its SQLite database kept. The shared dev server
 // (7233) serves everyone else, so this test runs a Temporal dev server of its own on a free port.
@@ -22,13 +22,9 @@ afterAll(async () => {
 test('Temporal dev server restarted mid-rollout (DB kept): the rollout completes, Jobs once each, no entry backwards', async () => {
   const fault = temporalRestart(server, { afterJobs: 8, downSeconds: 5, log });
   const r = await runScenario('fault-temporal', {
-    nodes: 10,
-    budget: 5,
-    simSeconds: 1,
-    rebootSeconds: 3,
+    ...FAULT_ROLLOUT,
     fleet: { temporalAddress: server.address },
     timeoutMs: 420_000,
-    log,
     duringRollout: fault.duringRollout,
   });
   report('temporal restart', r);

@@ -58,13 +58,13 @@ test('a rotated client certificate gets a new connection, used from then on', as
   expect(await connectionsDuring(() => readDefaultNamespace(core, 3))).toBe(0);
 });
 
-const short: KeepAliveTimes = { callTimeoutMs: 1_000, idleConnectionMs: 300, retiredAgentCloseMs: 400 };
+const short: KeepAliveTimes = { callTimeoutMs: 1_000, idleConnectionMs: 1_000, retiredAgentCloseMs: 3_000 };
 
 test('an idle connection is closed after idleConnectionMs, and the next call opens a new one', async () => {
   const core = load(new KeepAliveKubeConfig(short)).makeApiClient(CoreV1Api);
   expect(await connectionsDuring(() => readDefaultNamespace(core, 2))).toBe(1);
   expect(await connectionsDuring(() => readDefaultNamespace(core, 2))).toBe(0);
-  await sleep(800);
+  await sleep(2_000);
   expect(await connectionsDuring(() => readDefaultNamespace(core, 2))).toBe(1);
 });
 
@@ -80,7 +80,7 @@ test('the agent of the TLS settings before a rotation is closed retiredAgentClos
     Object.assign(user, { certData: Buffer.from(rotated).toString('base64') });
     await readDefaultNamespace(core, 1);
     expect(destroy).not.toHaveBeenCalled();
-    await sleep(800);
+    await sleep(3_500);
     expect(destroy).toHaveBeenCalledTimes(1);
     // The agent in use now is not the one closed: the next call goes on its connection.
     expect(await connectionsDuring(() => readDefaultNamespace(core, 1))).toBe(0);
@@ -89,23 +89,52 @@ test('the agent of the TLS settings before a rotation is closed retiredAgentClos
   }
 });
 
-test('a call that the server never answers is aborted after callTimeoutMs', async () => {
-  // A server that accepts the connection and never says a word: the TLS handshake hangs, as on a dead peer.
+/** A server that accepts connections and never says a word: the TLS handshake hangs, as on a dead peer. */
+async function silentServer(): Promise<{ port: number; close: () => void }> {
   const accepted: net.Socket[] = [];
-  const silent = net.createServer((socket) => accepted.push(socket));
-  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const server = net.createServer((socket) => accepted.push(socket));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => {
+      for (const socket of accepted) socket.destroy();
+      server.close();
+    },
+  };
+}
+
+function clientOf(port: number): CoreV1Api {
+  const kc = load(new KeepAliveKubeConfig(short));
+  Object.assign(kc.getCurrentCluster()!, { server: `https://127.0.0.1:${port}` });
+  return kc.makeApiClient(CoreV1Api);
+}
+
+test('a call that the server never answers is aborted after callTimeoutMs', async () => {
+  const silent = await silentServer();
   try {
-    const kc = load(new KeepAliveKubeConfig(short));
-    const port = (silent.address() as AddressInfo).port;
-    Object.assign(kc.getCurrentCluster()!, { server: `https://127.0.0.1:${port}` });
-    const core = kc.makeApiClient(CoreV1Api);
+    const core = clientOf(silent.port);
     const started = Date.now();
     await expect(core.readNamespace({ name: 'default' })).rejects.toThrow(/abort/i);
     const took = Date.now() - started;
     expect(took).toBeGreaterThanOrEqual(900);
     expect(took).toBeLessThan(10_000);
   } finally {
-    for (const socket of accepted) socket.destroy();
+    silent.close();
+  }
+});
+
+test('a log read is not aborted after callTimeoutMs: the kube-apiserver lets it run as long as the log takes', async () => {
+  const silent = await silentServer();
+  try {
+    const core = clientOf(silent.port);
+    const read = core.readNamespacedPodLog({ name: 'p', namespace: 'default' }).then(
+      () => 'answered',
+      (err: unknown) => `failed: ${String(err)}`,
+    );
+    expect(await Promise.race([read, sleep(2_500).then(() => 'still reading')])).toBe('still reading');
+    silent.close();
+    expect(await read).toMatch(/^failed/);
+  } finally {
     silent.close();
   }
 });

@@ -43,7 +43,7 @@ const { writeNodeState, deleteStageJob, readNode } = proxyActivities<KeelsonActi
 
 const WRITE_RETRY_MAX_SECONDS = 300;
 
-/** The node's count of its progress reports, carried across continue-as-new (NodeCarried). */
+/** The node's count of its progress reports, carried across continue-as-new (NodeCarried, carried.ts). */
 export interface ReportCount {
   reports?: number;
 }

@@ -43,7 +43,7 @@ import {
   type RunnableStage,
   type StageRunKey,
 } from '../../model';
-import { fromCarried, toCarried, type CarriedForm } from '../../model/carried-rollout';
+import { carriedForm, readCarried, type CarriedNode, type NodeCarried } from './carried';
 import {
   desireSignal,
   forgetSignal,
@@ -61,7 +61,6 @@ import {
   resetUpdate,
   type DesireArgs,
   type NodeControlArgs,
-  type NodeView,
   type NodeWorkflowStart,
 } from '../messages';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
@@ -86,41 +85,9 @@ import { FAILURE_TYPES } from '../../model/failure-types';
 // state and wake the loop; the loop asks decideNode (model/node-decide.ts) what runs next and carries it out, so
 // every decision sees every message before it.
 
-export interface NodeCarried {
-  rollouts: Record<string, NodeRollout>;
-  /** Per rollout, the annotation value last written (the writer's test-then-replace precondition). */
-  previous: Record<string, string | null>;
-  /** The oldest rollout whose cordon is on the node (shown in status). */
-  cordonedBy: string | null;
-  /** Every rollout whose cordon is on the node, oldest first: each is its own (§4), and goes with its rollout. */
-  cordons?: string[];
-  interrupt: NodeView['interrupt'];
-  /** The boot ID seen before the running interrupt, so a reboot is recognised even across continue-as-new. */
-  bootId: string | null;
-  /** Stage runs numbered so far: a run's ID tells its Job from a stale one of the same name (G11). */
-  runSeq?: number;
-  /** Rollouts being forgotten, and desires of rollouts started again under their names, across continue-as-new. */
-  forgetting?: string[];
-  reborn?: Record<string, DesireArgs>;
-  /** Progress reports sent so far: with the write's time, their order, so the rollout drops a late older one. */
-  reports?: number;
-}
-
 export interface NodeWorkflowInput extends NodeWorkflowStart {
   /** Each rollout's entry in its carried form, as every build reads it (model/carried-rollout.ts). */
   carried?: CarriedNode;
-}
-
-type CarriedNode = Omit<NodeCarried, 'rollouts'> & { rollouts: Record<string, CarriedForm<NodeRollout>> };
-
-function readCarried(carried: CarriedNode): NodeCarried {
-  const rollouts = Object.entries(carried.rollouts).map(([name, r]) => [name, fromCarried(r)] as const);
-  return { ...carried, rollouts: Object.fromEntries(rollouts) };
-}
-
-function carriedForm(s: NodeCarried): CarriedNode {
-  const rollouts = Object.entries(s.rollouts).map(([name, r]) => [name, toCarried(r)] as const);
-  return { ...s, rollouts: Object.fromEntries(rollouts) };
 }
 
 const RETRY_PAUSE = '10 seconds';
@@ -777,9 +744,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     }
     if (draining && idle()) {
       await condition(allHandlersFinished);
-      const carried = carriedForm(s);
-      if (forgetting.size > 0) carried.forgetting = [...forgetting];
-      if (reborn.size > 0) carried.reborn = Object.fromEntries(reborn);
+      const carried = carriedForm(s, { forgetting, reborn });
       await continueAsNew<typeof nodeWorkflow>({ cluster, node, carried });
     }
     if (gone() && idle()) {
