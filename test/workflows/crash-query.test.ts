@@ -19,7 +19,11 @@ import { eventually, recordHistory, rolloutSpec, sleep, statusBecomes, useTempor
 const t = useTemporal();
 const EventType = temporal.api.enums.v1.EventType;
 
-test('G15 status queries answered by a cold worker ahead of the workflow task they read from: the rollout still replays', async () => {
+/**
+ * One try at the interleaving above. Whether node-2's report comes in before the cold worker takes the task behind the
+ * queries is a race the test cannot hold; the answer says whether it did. The history is replayed either way.
+ */
+async function coldQueries(attempt: number): Promise<boolean> {
   const { env, bundle } = t;
   const nodes = ['node-1', 'node-2', 'node-3'];
   // The node workflows go to a task queue nobody polls: the rollout stays in progress and the test plays its nodes.
@@ -30,7 +34,8 @@ test('G15 status queries answered by a cold worker ahead of the workflow task th
     interruptionBudget: { count: 3 },
     packages: { tools: { version: '1.0.0', image: 'ghcr.io/example/tools' } },
   });
-  const workflowId = rolloutWorkflowId('cold', spec.name);
+  const clusterName = `cold${attempt}`;
+  const workflowId = rolloutWorkflowId(clusterName, spec.name);
   const handle = env.client.workflow.getHandle(workflowId);
   const report = (node: string) =>
     handle.signal(nodeProgressSignal, { node, generation: 1, status: 'complete', state: {} });
@@ -49,7 +54,11 @@ test('G15 status queries answered by a cold worker ahead of the workflow task th
   await (
     await worker(0)
   ).runUntil(async () => {
-    await env.client.workflow.start(rolloutWorkflow, { taskQueue, workflowId, args: [{ cluster: 'cold', spec }] });
+    await env.client.workflow.start(rolloutWorkflow, {
+      taskQueue,
+      workflowId,
+      args: [{ cluster: clusterName, spec }],
+    });
     await eventually(async () => expect((await handle.query(statusQuery)).nodesInProgress).toBe(3));
     await eventually(async () => expect((await handle.describe()).raw.pendingWorkflowTask).toBeFalsy());
   });
@@ -58,15 +67,14 @@ test('G15 status queries answered by a cold worker ahead of the workflow task th
   const answers: string[] = [];
   let firstAnswer: () => void = () => undefined;
   const answered = new Promise<void>((resolve) => (firstAnswer = resolve));
-  for (let i = 0; i < 50; i++) {
-    void env.client
+  const queries = Array.from({ length: 50 }, () =>
+    env.client
       .withDeadline(Date.now() + 60_000, () => handle.query(statusQuery))
       .then((s) => {
         answers.push(s.completeNodes);
         firstAnswer();
-      })
-      .catch(() => undefined);
-  }
+      }),
+  );
   await sleep(500);
   await report('node-1');
   const completions = async () =>
@@ -75,14 +83,16 @@ test('G15 status queries answered by a cold worker ahead of the workflow task th
   const before = await completions();
 
   // A cold worker takes the queries first: to answer them it runs the rollout over node-1's report, which the task
-  // still waiting behind them will bring, and keeps what it ran. node-2 reports before it takes that task.
+  // still waiting behind them will bring, and keeps what it ran. node-2 reports before it takes that task (if the
+  // race goes that way).
+  let interleaved = false;
   await (
     await worker(100)
   ).runUntil(async () => {
     await answered;
     await report('node-2');
     expect(answers[0]).toBe('1/3');
-    expect(await completions()).toBe(before);
+    interleaved = (await completions()) === before;
     await eventually(async () => expect(await completions()).toBeGreaterThan(before), 30_000);
   });
 
@@ -97,8 +107,17 @@ test('G15 status queries answered by a cold worker ahead of the workflow task th
     await report('node-3');
     await statusBecomes(handle, 'complete');
   });
-  await recordHistory(env, workflowId, 'rollout-cold-query');
+  if (interleaved) await recordHistory(env, workflowId, 'rollout-cold-query');
   await handle.terminate();
+  // Every query settled before the test's connection closes (a query still retrying then fails the next test file).
+  await Promise.allSettled(queries);
+  return interleaved;
+}
+
+test('G15 status queries answered by a cold worker ahead of the workflow task they read from: the rollout still replays', async () => {
+  let interleaved = false;
+  for (let attempt = 1; attempt <= 3 && !interleaved; attempt++) interleaved = await coldQueries(attempt);
+  expect(interleaved).toBe(true);
 });
 
 test('G15 queries change nothing: interleaved with signals, they leave no event and the history replays without them', async () => {
