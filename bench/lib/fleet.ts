@@ -144,7 +144,7 @@ export class Fleet {
     this.pidOfStart[n] = worker.process.pid!;
     if (!this.rssTimer) {
       this.rssTimer = setInterval(() => {
-        const each = this.workerPids().map((pid) => processRssKb(pid));
+        const each = this.workerRssKb();
         this.peakRssKb = Math.max(this.peakRssKb, ...each);
         this.peakRssSumKb = Math.max(
           this.peakRssSumKb,
@@ -154,6 +154,11 @@ export class Fleet {
       this.rssTimer.unref();
     }
     return worker.process.pid!;
+  }
+
+  /** VmRSS of each worker process running now, in KiB. */
+  private workerRssKb(): number[] {
+    return this.workerPids().map((pid) => processRssKb(pid));
   }
 
   /** The worker processes running now (a killed slot's process until it is started again is not). */
@@ -182,7 +187,7 @@ export class Fleet {
 
   /** VmRSS of the largest worker process running, in KiB (0 if none is): the footprint one replica must fit in. */
   rssKb(): number {
-    return Math.max(0, ...this.workerPids().map((pid) => processRssKb(pid)));
+    return Math.max(0, ...this.workerRssKb());
   }
 
   get peakRss(): number {
@@ -193,7 +198,7 @@ export class Fleet {
   get peakRssSum(): number {
     return Math.max(
       this.peakRssSumKb,
-      this.workerPids().reduce((sum, pid) => sum + processRssKb(pid), 0),
+      this.workerRssKb().reduce((sum, kb) => sum + kb, 0),
     );
   }
 
