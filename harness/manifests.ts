@@ -142,6 +142,31 @@ export function rolloutSpecOf(
   return parsedRollouts([skyhook({ name, nodes, packages: versioned, ...options })])[0]!;
 }
 
+/** A DeploymentPolicy of one default compartment: a budget of `count` nodes, fixed batches of `initialBatch`. */
+export function fixedBatchPolicy(
+  name: string,
+  { count, initialBatch, failureThreshold = null, resetBatchStateOnCompletion = false }: FixedBatchPolicy,
+): NonNullable<RolloutSpec['policy']> {
+  return {
+    name,
+    spec: {
+      resetBatchStateOnCompletion,
+      default: {
+        budget: { count },
+        strategy: { fixed: { initialBatch, batchThreshold: 100, failureThreshold, safetyLimit: 50 } },
+      },
+      compartments: [],
+    },
+  };
+}
+
+interface FixedBatchPolicy {
+  count: number;
+  initialBatch: number;
+  failureThreshold?: number | null;
+  resetBatchStateOnCompletion?: boolean;
+}
+
 /** A rollout spec written directly (workflow tests): a Skyhook of the given wire spec, running, with its policy. */
 export function rolloutSpec(
   name: string,

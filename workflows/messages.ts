@@ -66,6 +66,11 @@ export interface DesireArgs {
    * agent's flag files, so a rollout started again under its name is not taken for done. Absent from older rollouts.
    */
   rolloutUid?: string;
+  /**
+   * An interrupt permit granted with the admission. The desire's activity may deliver it twice: the node takes a
+   * permit it was handed this way once (NodeRollout.admissionPermit).
+   */
+  permit?: string;
 }
 
 export interface RolloutRefArgs {

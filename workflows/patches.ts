@@ -67,4 +67,9 @@ export const PATCHES = {
    * calls stay local: a local write lost with its workflow task in a worker crash ran again after a later write (G1).
    */
   nodeStateWritesRemote: 'node-state-writes-remote',
+  /**
+   * Interrupt permits ride on the admission (the desire) when every node in flight fits the compartment's ceiling; a
+   * node asks for one only otherwise.
+   */
+  permitWithAdmission: 'permit-with-admission',
 } as const;

@@ -70,7 +70,7 @@ export async function withWorker<T>(
   return worker.runUntil(fn(taskQueue).finally(() => (cluster.stopped = true)));
 }
 
-export { rolloutSpec } from '../../harness/manifests';
+export { fixedBatchPolicy, rolloutSpec } from '../../harness/manifests';
 
 /** Starts the rollout workflow of `spec` for `cluster` (default: the rollout's own name), as the client does. */
 export function startRollout(

@@ -92,6 +92,8 @@ export class FakeCluster {
   private readonly interrupting = new Set<string>();
   /** How long listing the nodes takes; the list is the one at the call, as a slow API server answers. */
   listNodesMs = 0;
+  /** How long reading a node takes, by node name (the node workflow reads it first). */
+  readNodeMs: Record<string, number> = {};
   /** What nodeTimeouts answers: the worker's settings, as a rollout reads them at its start. */
   nodeTimeouts: RolloutWorkerSettings = {
     protectedPodsTimeoutSeconds: 3600,
@@ -293,6 +295,8 @@ export class FakeCluster {
       },
       readNode: async (input) => {
         record('readNode', input);
+        const ms = this.readNodeMs[input.node] ?? 0;
+        if (ms > 0) await new Promise((r) => setTimeout(r, ms));
         const facts = this.nodes.find((n) => n.name === input.node)!;
         return { facts: { ...facts }, nodeState: this.annotations.get(`${input.node}/${input.rollout}`) ?? null };
       },

@@ -2,9 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import { rolloutWorkflow } from '../../workflows';
 import { nodeStateQuery, statusQuery } from '../../workflows/messages';
+import { encodeNodeState } from '../../model';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, sleep, statusBecomes, useTemporal, withWorker } from './env';
+import {
+  eventually,
+  fixedBatchPolicy,
+  recordHistory,
+  rolloutSpec,
+  sleep,
+  statusBecomes,
+  useTemporal,
+  withWorker,
+} from './env';
 
 // G13 permits are leases: at every relist the rollout asks its unfinished nodes what they hold (leaseCheck, answered
 // by leaseReport) and its books follow, so a node workflow terminated while it holds the permit, or a request lost
@@ -14,17 +24,7 @@ const t = useTemporal();
 const drv = { version: '1.0.0', image: 'ghcr.io/example/drv', interrupt: { type: 'reboot' } };
 const bad = { version: '1.0.0', image: 'ghcr.io/example/bad' };
 /** Two nodes in a batch under a budget of one: the second waits for the first's permit. */
-const twoAtOnce = {
-  name: 'two-at-once',
-  spec: {
-    resetBatchStateOnCompletion: false,
-    default: {
-      budget: { count: 1 },
-      strategy: { fixed: { initialBatch: 2, batchThreshold: 100, failureThreshold: null, safetyLimit: 50 } },
-    },
-    compartments: [],
-  },
-};
+const twoAtOnce = fixedBatchPolicy('two-at-once', { count: 1, initialBatch: 2 });
 
 async function run(
   cluster: FakeCluster,
@@ -64,6 +64,30 @@ async function run(
     });
     await body();
   });
+}
+/**
+ * node-b has every package of the rollout already: a batch of two under a budget of one (twoAtOnce) is no admission
+ * that grants permits (requestWithAdmission), so node-a asks for its permit and the rollout grants it. node-a reads
+ * its node late, so node-b's report is in the rollout's history before node-a's request, and a reset to before the
+ * request or its grant keeps it.
+ */
+function withNodeBDone(cluster: FakeCluster, name: string, packages: Record<string, typeof bad>): void {
+  cluster.readNodeMs = { 'node-a': 2000 };
+  const done = (n: string, p: typeof bad) =>
+    [
+      `${n}|${p.version}`,
+      {
+        name: n,
+        version: p.version,
+        image: p.image,
+        stage: 'interrupt' in p ? 'post-interrupt' : 'config',
+        state: 'complete',
+      },
+    ] as const;
+  cluster.annotations.set(
+    `node-b/${name}`,
+    encodeNodeState(Object.fromEntries(Object.entries(packages).map(([n, p]) => done(n, p)))),
+  );
 }
 const rollout = (name: string) => t.env.client.workflow.getHandle(rolloutWorkflowId(name, name));
 const node = (name: string, n: string) => t.env.client.workflow.getHandle(nodeWorkflowId(name, n));
@@ -129,59 +153,73 @@ test('G13 a node workflow terminated while it holds the permit is started again 
 
 test('G13 a permit request the rollout lost (reset to before it) is queued again, also on an erroring node', async () => {
   // node-a's `bad` fails (the node reports erroring) and its `drv` asks for the permit to reboot.
-  const cluster = new FakeCluster(['node-a']);
+  const cluster = new FakeCluster(['node-a', 'node-b']);
+  withNodeBDone(cluster, 'lost', { bad, drv });
   cluster.script = (input) => ({ ms: 100, fail: input.package.name === 'bad' });
   // A slow listing keeps the rollout busy, so a request waits in history for the pass that grants it.
   cluster.listNodesMs = 4000;
-  await run(cluster, 'lost', { bad, drv }, async () => {
-    let events: HistoryEvent[] = [];
-    await eventually(async () => {
-      events = (await rollout('lost').fetchHistory()).events ?? [];
-      expect(events.some(requestEvent)).toBe(true);
-    });
-    expect(events.some(grantEvent)).toBe(false);
-    await resetBefore('lost', events, events.findIndex(requestEvent), 'an operator resets the rollout');
-    await eventually(async () => {
-      const view = await node('lost', 'node-a').query(nodeStateQuery);
-      expect(view.rollouts.lost!.packages['drv|1.0.0']).toMatchObject({ stage: 'post-interrupt', state: 'complete' });
-    }, 60_000);
-    expect((await rollout('lost').query(statusQuery)).status).toBe('erroring');
-    expect(interrupted(cluster)).toEqual(['node-a']);
-    const after = (await rollout('lost').fetchHistory()).events ?? [];
-    expect(after.filter(requestEvent)).toHaveLength(0);
-    expect(after.filter(grantEvent)).toHaveLength(1);
-  });
+  await run(
+    cluster,
+    'lost',
+    { bad, drv },
+    async () => {
+      let events: HistoryEvent[] = [];
+      await eventually(async () => {
+        events = (await rollout('lost').fetchHistory()).events ?? [];
+        expect(events.some(requestEvent)).toBe(true);
+      });
+      expect(events.some(grantEvent)).toBe(false);
+      await resetBefore('lost', events, events.findIndex(requestEvent), 'an operator resets the rollout');
+      await eventually(async () => {
+        const view = await node('lost', 'node-a').query(nodeStateQuery);
+        expect(view.rollouts.lost!.packages['drv|1.0.0']).toMatchObject({ stage: 'post-interrupt', state: 'complete' });
+      }, 60_000);
+      expect((await rollout('lost').query(statusQuery)).status).toBe('erroring');
+      expect(interrupted(cluster)).toEqual(['node-a']);
+      const after = (await rollout('lost').fetchHistory()).events ?? [];
+      expect(after.filter(requestEvent)).toHaveLength(0);
+      expect(after.filter(grantEvent)).toHaveLength(1);
+    },
+    twoAtOnce,
+  );
 });
 
 test('G13 a rollout reset to after a request grants it again; the node keeps one permit and the books agree', async () => {
-  const cluster = new FakeCluster(['node-a']);
+  const cluster = new FakeCluster(['node-a', 'node-b']);
+  withNodeBDone(cluster, 'regrant', { drv });
   cluster.interruptMs = 10_000;
-  await run(cluster, 'regrant', { drv }, async () => {
-    let events: HistoryEvent[] = [];
-    await eventually(async () => {
-      events = (await rollout('regrant').fetchHistory()).events ?? [];
-      expect(events.some(grantEvent)).toBe(true);
+  await run(
+    cluster,
+    'regrant',
+    { drv },
+    async () => {
+      let events: HistoryEvent[] = [];
+      await eventually(async () => {
+        events = (await rollout('regrant').fetchHistory()).events ?? [];
+        expect(events.some(grantEvent)).toBe(true);
+        expect(interrupted(cluster)).toEqual(['node-a']);
+      });
+      await resetBefore('regrant', events, events.findIndex(grantEvent), 'an operator resets the rollout');
+      // The request is before the reset point: the rollout grants the same permit again. The node, still rebooting,
+      // keeps it, so the rollout's books still count node-a while it is down.
+      const grantsTo = async (n: string) =>
+        ((await node('regrant', n).fetchHistory()).events ?? []).filter(
+          (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'grantInterrupt',
+        ).length;
+      await eventually(async () => expect(await grantsTo('node-a')).toBe(2));
+      await sleep(1500);
+      expect((await node('regrant', 'node-a').query(nodeStateQuery)).interrupt).toEqual({
+        rollout: 'regrant',
+        phase: 'prepared',
+        permit: 'node-a#1',
+      });
+      expect((await rollout('regrant').query(statusQuery)).permits).toEqual(['node-a']);
+      await statusBecomes(rollout('regrant'), 'complete', 60_000);
       expect(interrupted(cluster)).toEqual(['node-a']);
-    });
-    await resetBefore('regrant', events, events.findIndex(grantEvent), 'an operator resets the rollout');
-    // The request is before the reset point: the rollout grants the same permit again. The node, still rebooting,
-    // keeps it, so the rollout's books still count node-a while it is down.
-    const grantsTo = async (n: string) =>
-      ((await node('regrant', n).fetchHistory()).events ?? []).filter(
-        (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'grantInterrupt',
-      ).length;
-    await eventually(async () => expect(await grantsTo('node-a')).toBe(2));
-    await sleep(1500);
-    expect((await node('regrant', 'node-a').query(nodeStateQuery)).interrupt).toEqual({
-      rollout: 'regrant',
-      phase: 'prepared',
-      permit: 'node-a#1',
-    });
-    expect((await rollout('regrant').query(statusQuery)).permits).toEqual(['node-a']);
-    await statusBecomes(rollout('regrant'), 'complete', 60_000);
-    expect(interrupted(cluster)).toEqual(['node-a']);
-    await recordHistory(t.env, nodeWorkflowId('regrant', 'node-a'), 'node-regrant-keeps-one-permit');
-  });
+      await recordHistory(t.env, nodeWorkflowId('regrant', 'node-a'), 'node-regrant-keeps-one-permit');
+    },
+    twoAtOnce,
+  );
 });
 
 test('G13 lease checks of an erroring node that waits for a rerun keep its history bounded (it continues as new)', async () => {

@@ -3,7 +3,16 @@ import { rolloutWorkflow } from '../../workflows';
 import { statusQuery } from '../../workflows/messages';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, startRollout, statusBecomes, useTemporal, withWorker } from './env';
+import {
+  eventually,
+  fixedBatchPolicy,
+  recordHistory,
+  rolloutSpec,
+  startRollout,
+  statusBecomes,
+  useTemporal,
+  withWorker,
+} from './env';
 
 const t = useTemporal();
 
@@ -177,17 +186,7 @@ test("a rollout's spec.drain reaches its drains: its own timeout and rules, the 
 test('resetBatchStateOnCompletion: the batch state starts over when the rollout completes', async () => {
   const cluster = new FakeCluster(nodes(3));
   cluster.script = () => ({ ms: 50 });
-  const policy = {
-    name: 'p',
-    spec: {
-      resetBatchStateOnCompletion: true,
-      default: {
-        budget: { count: 1 },
-        strategy: { fixed: { initialBatch: 1, batchThreshold: 100, failureThreshold: null, safetyLimit: 50 } },
-      },
-      compartments: [],
-    },
-  };
+  const policy = fixedBatchPolicy('p', { count: 1, initialBatch: 1, resetBatchStateOnCompletion: true });
   const spec = {
     ...rolloutSpec(
       'resets',

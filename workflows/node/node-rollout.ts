@@ -41,6 +41,8 @@ export interface NodeRollout {
   stageRunIds?: Record<string, string>;
   /** Each running stage's clock, by run key: pauses do not count against its timeout (G14). */
   stageClocks?: Record<string, StageClock>;
+  /** The last permit that came with a desire: the same desire delivered again does not hand it over twice (G16). */
+  admissionPermit?: string;
 }
 
 export function newNodeRollout(

@@ -270,11 +270,14 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
 
   setHandler(desireSignal, (args) => {
     const { rollout, spec: desired, generation, settings } = args;
+    // A permit that came with the desire (a field no history before permit-with-admission had).
+    const permit = args.permit !== undefined && patched(PATCHES.permitWithAdmission) ? args.permit : undefined;
     // A desire that comes while its name is being forgotten is a rollout started again under the name (the deleted
     // one sends nothing after its forget): it starts afresh once the forget is done. Patched: histories before it
     // took the desire as the old rollout's and cancelled the forget.
     if (forgetting.has(rollout) && patched(PATCHES.freshAfterForget)) {
       reborn.set(rollout, args);
+      if (permit) handBack(rollout, permit);
       return;
     }
     const r = s.rollouts[rollout];
@@ -282,6 +285,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     if (r?.rolloutUid && args.rolloutUid && r.rolloutUid !== args.rolloutUid && patched(PATCHES.freshAfterForget)) {
       forgetRollout(rollout);
       reborn.set(rollout, args);
+      if (permit) handBack(rollout, permit);
       poke();
       return;
     }
@@ -314,6 +318,12 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       for (const [, run] of runsOf(rollout)) run.changeTimeout(stageTimeoutOf(r, run.input.package.name));
       publish(rollout);
     }
+    // The same desire delivered again (its activity retried) hands nothing over: the permit may be released by now.
+    const entry = s.rollouts[rollout]!;
+    if (permit && entry.admissionPermit !== permit) {
+      entry.admissionPermit = permit;
+      takeGrant(rollout, permit);
+    }
     poke();
   });
   function forgetRollout(rollout: string): void {
@@ -330,9 +340,26 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   setHandler(nodeResumeSignal, control('resume', { paused: false }));
   setHandler(nodeDisableSignal, control('disable', { disabled: true }));
   setHandler(nodeEnableSignal, control('enable', { disabled: false }));
-  setHandler(grantInterruptSignal, ({ rollout, permit }) => {
+  /** Hands a permit straight back to its rollout: nobody on this node waits for it. */
+  function handBack(rollout: string, permit: string): void {
+    spawn(`stray:${permit}`, () =>
+      signalRollout(rollout, (id) => getExternalWorkflowHandle(id).signal(releaseInterruptSignal, { node, permit })),
+    );
+  }
+
+  /**
+   * A permit from the rollout, asked for or not: the rollout grants with the admission when the request would buy
+   * nothing (workflows/rollout/interrupt-permits.ts, requestWithAdmission), on the desire or after it. A node that
+   * holds no permit takes it for a rollout it runs; one that finds no use for it releases it (decideNode). Patched:
+   * histories before it handed back every grant it had not asked for.
+   */
+  function takeGrant(rollout: string, permit: string): void {
     const held = s.interrupt;
-    if (held?.rollout === rollout && held.phase === 'requested') {
+    const runs = s.rollouts[rollout] !== undefined && !forgetting.has(rollout);
+    if (
+      (held?.rollout === rollout && held.phase === 'requested') ||
+      (!held && runs && patched(PATCHES.permitWithAdmission))
+    ) {
       s.interrupt = { rollout, phase: 'granted', permit };
     } else if (held?.rollout === rollout && held.permit && patched(PATCHES.regrantKeepsOnePermit)) {
       // A second grant to a node that holds one: the rollout lost the first (a reset). The node keeps the newer one and
@@ -340,20 +367,15 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       // books and the node stay in step and the budget counts this node once (G13).
       const old = held.permit;
       held.permit = permit;
-      if (old !== permit)
-        spawn(`stray:${old}`, () =>
-          signalRollout(rollout, (id) =>
-            getExternalWorkflowHandle(id).signal(releaseInterruptSignal, { node, permit: old }),
-          ),
-        );
+      if (old !== permit) handBack(rollout, old);
     } else {
-      // A grant nobody waits for any more (rerun, forget, a request that lost its need): hand it straight back.
-      spawn(`stray:${permit}`, () =>
-        signalRollout(rollout, (id) => getExternalWorkflowHandle(id).signal(releaseInterruptSignal, { node, permit })),
-      );
+      // A grant nobody waits for any more (a forgotten rollout), or one while another rollout's interrupt holds the
+      // node: hand it straight back.
+      handBack(rollout, permit);
     }
     poke();
-  });
+  }
+  setHandler(grantInterruptSignal, ({ rollout, permit }) => takeGrant(rollout, permit));
   setHandler(leaseCheckSignal, ({ rollout, epoch, asOf, booked, queued }) => {
     const held = s.interrupt?.rollout === rollout ? s.interrupt : null;
     const agrees = held ? (held.phase === 'requested' ? queued : held.permit === booked) : booked === null && !queued;

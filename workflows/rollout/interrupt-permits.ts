@@ -17,6 +17,30 @@ export function requestPermit(p: PermitState, node: string): void {
   if (!p.queue.includes(node)) p.queue.push(node);
 }
 
+/**
+ * Permits with admission: when every node of the compartment in flight (the ones just admitted among them) fits its
+ * ceiling, each can hold a permit at once, so the admitted nodes are queued as if they had asked, to be granted in the
+ * same pass; their request would buy nothing. Returns the nodes it queued: those not granted in the pass are withdrawn
+ * (`withdrawUnasked`) and ask when their work needs a permit. A batch larger than the ceiling gets none.
+ */
+export function requestWithAdmission(
+  p: PermitState,
+  admitted: readonly string[],
+  inFlight: number,
+  ceiling: number,
+): string[] {
+  if (inFlight > Math.max(1, ceiling)) return [];
+  const queued = admitted.filter((node) => p.holders[node] === undefined && !p.queue.includes(node));
+  for (const node of queued) requestPermit(p, node);
+  return queued;
+}
+
+/** Nodes queued with their admission that the pass did not grant leave the queue: they never asked. */
+export function withdrawUnasked(p: PermitState, queued: readonly string[]): void {
+  const unasked = new Set(queued);
+  p.queue = p.queue.filter((node) => !unasked.has(node));
+}
+
 /** Only the permit a node holds is released: a stale or duplicate release changes nothing. */
 export function releasePermit(p: PermitState, node: string, permit: string): void {
   if (p.holders[node] === permit) delete p.holders[node];

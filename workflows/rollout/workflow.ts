@@ -39,6 +39,8 @@ import {
   reconcileLease,
   releasePermit,
   requestPermit,
+  requestWithAdmission,
+  withdrawUnasked,
 } from './interrupt-permits';
 import {
   DEFAULT_NODE_SETTINGS,
@@ -116,7 +118,8 @@ export interface RolloutInput {
 }
 
 type Outgoing =
-  | { node: string; kind: 'desire' }
+  /** `permit`: a grant that rides on the desire (admit). */
+  | { node: string; kind: 'desire'; permit?: string }
   | { node: string; kind: 'forget' }
   | { node: string; kind: 'pause' | 'resume' | 'disable' | 'enable'; actor: Actor }
   | { node: string; kind: 'grant'; permit: string }
@@ -387,6 +390,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
         generation: s.generation,
         settings: options.node,
         rolloutUid: workflowInfo().firstExecutionRunId,
+        ...(m.permit && { permit: m.permit }),
       };
       await act.ensureNodeWorkflow({ cluster, node: m.node, signal: desireSignal.name, args: [args] });
       return;
@@ -443,20 +447,37 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
 
   function admit(): void {
     if (s.paused || s.disabled) return;
+    const queuedWithAdmission: string[] = [];
     for (const c of compartments()) {
       const batch = (s.batches[c.name] ??= newCompartmentBatch());
       const nodes = c.nodes.map((n) => ({ name: n, status: batchStatus(s, n) }));
       const admitted = (n: string) => s.nodes[n]!.admittedGeneration === s.generation;
-      for (const node of admitNext(options.admission, c, nodes, admitted, batch)) {
+      const admitting = admitNext(options.admission, c, nodes, admitted, batch);
+      for (const node of admitting) {
         s.nodes[node]!.admittedGeneration = s.generation;
         s.outbox.push({ node, kind: 'desire' });
+      }
+      if (admitting.length > 0 && interrupting() && withAdmission()) {
+        const inFlight = c.nodes.filter((n) => batchStatus(s, n) === 'in_progress').length;
+        queuedWithAdmission.push(...requestWithAdmission(s.permits, admitting, inFlight, c.ceiling));
       }
     }
     const byNode = new Map(compartments().flatMap((c) => c.nodes.map((n) => [n, c] as const)));
     // Patched: histories before it never granted a node that held a permit already.
-    for (const g of grantPermits(s.permits, (n) => byNode.get(n), patched(PATCHES.leaseChecks)))
-      s.outbox.push({ node: g.node, kind: 'grant', permit: g.permit });
+    for (const g of grantPermits(s.permits, (n) => byNode.get(n), patched(PATCHES.leaseChecks))) {
+      // A grant to a node whose desire is not sent yet rides on it: the node holds its permit as it learns its work,
+      // before its first decision would ask for one.
+      const desire = s.outbox.find((m) => m.node === g.node && m.kind === 'desire' && !m.permit);
+      if (desire?.kind === 'desire' && withAdmission()) desire.permit = g.permit;
+      else s.outbox.push({ node: g.node, kind: 'grant', permit: g.permit });
+    }
+    withdrawUnasked(s.permits, queuedWithAdmission);
   }
+
+  /** Patched: histories before it granted permits on request only (interrupt-permits.ts, requestWithAdmission). */
+  const withAdmission = () => patched(PATCHES.permitWithAdmission);
+  /** Only a spec with an interrupting package: otherwise a permit with the admission would only come back unused. */
+  const interrupting = () => Object.values(s.rollout.spec.packages).some((p) => p.interrupt !== undefined);
 
   /** §2.2.6: on reaching complete, every compartment starts again at batch 1 when resetBatchStateOnCompletion holds. */
   function resetBatchesOnCompletion(): void {

@@ -1,0 +1,94 @@
+import type { temporal } from '@temporalio/proto';
+import { encodeNodeState } from '../../model';
+import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
+import { statusQuery } from '../../workflows/messages';
+import { FakeCluster } from './fake-cluster';
+import {
+  eventually,
+  fixedBatchPolicy,
+  recordHistory,
+  rolloutSpec,
+  startRollout,
+  statusBecomes,
+  useTemporal,
+  withWorker,
+} from './env';
+
+// Interrupt permits granted with the admission (workflows/rollout/interrupt-permits.ts, requestWithAdmission): under
+// a budget every node in flight fits, the permit rides on the node's desire, and the node neither asks for it nor
+// waits for a grant; the budget holds all the same (G16).
+
+const t = useTemporal();
+const drv = { version: '1.0.0', image: 'ghcr.io/example/drv', interrupt: { type: 'reboot' } };
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+const signalled = (events: HistoryEvent[], signal: string) =>
+  events.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === signal).length;
+const sent = (events: HistoryEvent[], signal: string) =>
+  events.filter((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName === signal).length;
+const history = async (workflowId: string) =>
+  (await t.env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+const cordonedNodes = (cluster: FakeCluster) =>
+  cluster.callsOf('cordon').map((c) => (c.input as { node: string }).node);
+
+test('G16 under a legacy budget the permit rides on the admission: no request, no grant signal, the budget holds', async () => {
+  const nodes = ['node-1', 'node-2', 'node-3', 'node-4', 'node-5'];
+  const cluster = new FakeCluster(nodes);
+  cluster.script = () => ({ ms: 200 });
+  const spec = rolloutSpec('ride', { interruptionBudget: { count: 2 }, packages: { drv } });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await startRollout(t.env, taskQueue, spec);
+    await statusBecomes(handle, 'complete', 90_000);
+    await eventually(async () => expect((await handle.query(statusQuery)).permits).toEqual([]));
+    const rollout = await history(rolloutWorkflowId('ride', 'ride'));
+    expect(signalled(rollout, 'requestInterrupt')).toBe(0);
+    expect(sent(rollout, 'grantInterrupt')).toBe(0);
+    expect(signalled(rollout, 'releaseInterrupt')).toBe(5);
+    for (const node of nodes) {
+      const events = await history(nodeWorkflowId('ride', node));
+      expect(sent(events, 'requestInterrupt')).toBe(0);
+      expect(signalled(events, 'grantInterrupt')).toBe(0);
+    }
+    expect(cluster.callsOf('runInterrupt')).toHaveLength(5);
+    expect(cluster.maxCordoned).toBe(2);
+    expect(cluster.cordoned.size).toBe(0);
+    await recordHistory(t.env, rolloutWorkflowId('ride', 'ride'), 'rollout-permit-with-admission');
+    await recordHistory(t.env, nodeWorkflowId('ride', 'node-1'), 'node-permit-with-admission');
+  });
+});
+
+test('a node admitted with a permit it has no use for hands it back, and the next node is granted it', async () => {
+  const cluster = new FakeCluster(['node-a', 'node-b']);
+  cluster.script = () => ({ ms: 200 });
+  // node-a has drv already: its permit comes back unused, never cordoning it.
+  const done = { name: 'drv', version: '1.0.0', image: drv.image, stage: 'post-interrupt', state: 'complete' } as const;
+  cluster.annotations.set('node-a/spare', encodeNodeState({ 'drv|1.0.0': done }));
+  const spec = rolloutSpec('spare', { interruptionBudget: { count: 1 }, packages: { drv } });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await startRollout(t.env, taskQueue, spec);
+    await statusBecomes(handle, 'complete', 60_000);
+    await eventually(async () => expect((await handle.query(statusQuery)).permits).toEqual([]));
+    const nodeA = await history(nodeWorkflowId('spare', 'node-a'));
+    expect(sent(nodeA, 'requestInterrupt')).toBe(0);
+    expect(sent(nodeA, 'releaseInterrupt')).toBe(1);
+    expect(cordonedNodes(cluster)).toEqual(['node-b']);
+    expect(cluster.callsOf('runInterrupt')).toHaveLength(1);
+    expect(cluster.maxCordoned).toBe(1);
+  });
+});
+
+test('a batch larger than its ceiling asks for its permits, and the ceiling decides who waits', async () => {
+  const cluster = new FakeCluster(['node-a', 'node-b', 'node-c']);
+  cluster.script = () => ({ ms: 200 });
+  const policy = fixedBatchPolicy('wide', { count: 1, initialBatch: 3 });
+  const spec = rolloutSpec('wide', { deploymentPolicy: 'wide', packages: { drv } }, policy);
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await startRollout(t.env, taskQueue, spec);
+    await statusBecomes(handle, 'complete', 60_000);
+    const rollout = await history(rolloutWorkflowId('wide', 'wide'));
+    expect(signalled(rollout, 'requestInterrupt')).toBe(3);
+    expect(sent(rollout, 'grantInterrupt')).toBe(3);
+    expect(cluster.maxCordoned).toBe(1);
+    expect(cluster.callsOf('runInterrupt')).toHaveLength(3);
+  });
+});
