@@ -67,4 +67,10 @@ export const PATCHES = {
    * calls stay local: a local write lost with its workflow task in a worker crash ran again after a later write (G1).
    */
   nodeStateWritesRemote: 'node-state-writes-remote',
+  /**
+   * Node-state writes are local activities once more, each with an order that only grows (the node workflow's start
+   * time, its count of writes) put on the Node with it: a write run again after a later one landed finds the higher
+   * order there and writes nothing (G1).
+   */
+  orderedLocalWrites: 'ordered-local-writes',
 } as const;
