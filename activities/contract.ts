@@ -167,8 +167,13 @@ export interface KeelsonActivities {
    * conditions) once the rollout is deleted: a rollout started again under the name starts fresh.
    */
   clearNodeState(input: RolloutRef & { node: string }): Promise<void>;
-  /** The node-state annotation as an operator or an earlier Keelson left it (migration), and node facts. */
-  readNode(input: RolloutRef & { node: string }): Promise<{ facts: NodeFacts; nodeState: string | null }>;
+  /**
+   * The node-state annotation as an operator or an earlier Keelson left it (migration), and node facts; with the order
+   * of the write that put it there, when it has one (G1).
+   */
+  readNode(
+    input: RolloutRef & { node: string },
+  ): Promise<{ facts: NodeFacts; nodeState: string | null; nodeStateOrder?: NodeWriteOrder }>;
   cordon(input: RolloutRef & { node: string }): Promise<void>;
   /** Removes only a cordon that this rollout's annotation says Keelson made; returns whether it uncordoned. */
   uncordon(input: RolloutRef & { node: string }): Promise<boolean>;

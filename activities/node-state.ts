@@ -149,9 +149,10 @@ export async function readNode(
   clients: Clients,
   configuredPrefix: string | undefined,
   input: RolloutRef & { node: string },
-): Promise<{ facts: NodeFacts; nodeState: string | null }> {
+): Promise<{ facts: NodeFacts; nodeState: string | null; nodeStateOrder?: NodeWriteOrder }> {
   const node = await readNodeObject(clients, input.node);
   const keys = nodeMetadataKeys(input.rollout, keyPrefix(input.kind, configuredPrefix));
   const raw = node.metadata?.annotations?.[keys.nodeState];
-  return { facts: nodeFacts(node), nodeState: raw === undefined ? null : raw };
+  const order = decodeWriteOrder(node.metadata?.annotations?.[keys.nodeStateOrder]);
+  return { facts: nodeFacts(node), nodeState: raw === undefined ? null : raw, ...(order && { nodeStateOrder: order }) };
 }

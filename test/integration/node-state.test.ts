@@ -158,6 +158,7 @@ describe('G1 write orders', () => {
       order: [epoch, 4],
     });
     expect(again).toEqual({ written: v5.written, newerOnNode: [epoch, 5] });
+    expect((await activities.readNode(r)).nodeStateOrder).toEqual([epoch, 5]);
     const n = await core.readNode({ name: node });
     expect(n.metadata?.annotations).toMatchObject({
       [keys.state]: v5.written,
@@ -262,6 +263,7 @@ describe('G1 write orders', () => {
       previous: v1.written,
     });
     expect((await annotations())[keys.order]).toBeUndefined();
+    expect(await activities.readNode(r)).not.toHaveProperty('nodeStateOrder');
     // A write whose previous is not on the Node is a conflict, not a stale write: nothing tells which came later.
     await expect(
       activities.writeNodeState({

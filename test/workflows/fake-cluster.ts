@@ -289,6 +289,7 @@ export class FakeCluster {
         }
         // As the real activity: a retry after a write that landed finds its own value.
         if (current !== input.previous && current !== written) {
+          record('foreignNodeStateWrite', input);
           throw ApplicationFailure.nonRetryable(`foreign writer on ${key}`, 'ForeignNodeStateWrite');
         }
         this.annotations.set(key, written);
@@ -321,7 +322,13 @@ export class FakeCluster {
       readNode: async (input) => {
         record('readNode', input);
         const facts = this.nodes.find((n) => n.name === input.node)!;
-        return { facts: { ...facts }, nodeState: this.annotations.get(`${input.node}/${input.rollout}`) ?? null };
+        const key = `${input.node}/${input.rollout}`;
+        const order = this.writeOrders.get(key);
+        return {
+          facts: { ...facts },
+          nodeState: this.annotations.get(key) ?? null,
+          ...(order && { nodeStateOrder: order }),
+        };
       },
       // As the real activities (activities/cordon.ts): each rollout's cordon is its own, `true` for the one that made
       // the node unschedulable and `preexisting` for the rest; the first hands `true` over when it lets go, and the

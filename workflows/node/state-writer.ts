@@ -23,6 +23,7 @@ import {
   packageProgress,
   reportDue,
   reportOf,
+  writtenAfter,
   type LastReport,
   type NodeState,
   type NodeWriteOrder,
@@ -184,10 +185,7 @@ export class NodeStateWriter {
       try {
         const { written, newerOnNode } = await calls.writeNodeState(input);
         this.lastFailure = null;
-        if (newerOnNode) {
-          log.info('node state write was stale: the Node holds a later one', { rollout: input.rollout, newerOnNode });
-          this.passOrder(newerOnNode);
-        }
+        if (newerOnNode) this.passLater(input.rollout, newerOnNode);
         return written;
       } catch (err) {
         if (isCancellation(err)) throw err;
@@ -197,10 +195,17 @@ export class NodeStateWriter {
         log.warn('node state not written; trying again', { rollout: input.rollout, error: this.lastFailure });
         await sleep(Math.min(WRITE_RETRY_MAX_SECONDS, 10 * 2 ** attempt) * 1000);
         if (root instanceof ApplicationFailure && root.type === FAILURE_TYPES.foreignNodeStateWrite) {
-          const { nodeState } = await calls.readNode({ ...input, node: this.node }).catch(() => ({
-            nodeState: input.previous,
-          }));
-          input = { ...input, previous: nodeState };
+          const read: { nodeState: string | null; nodeStateOrder?: NodeWriteOrder } = await calls
+            .readNode({ ...input, node: this.node })
+            .catch(() => ({ nodeState: input.previous }));
+          // A later write landed during the pause (a stalled attempt): replacing it would take the entry backwards.
+          const later = read.nodeStateOrder;
+          if (read.nodeState !== null && input.order && later && writtenAfter(later, input.order)) {
+            this.lastFailure = null;
+            this.passLater(input.rollout, later);
+            return read.nodeState;
+          }
+          input = { ...input, previous: read.nodeState };
         }
       }
     }
@@ -216,10 +221,12 @@ export class NodeStateWriter {
   }
 
   /**
-   * After a stale write, the next one goes above the order on the Node (of this workflow's own start time): a
-   * replay that writes less often than the run it replaces would otherwise put a lower order there.
+   * A stale write: the Node holds a later one, whose value the next write replaces. That write goes above its order
+   * (when it is this workflow's own): a replay that writes less often than the run it replaces would otherwise put a
+   * lower order there.
    */
-  private passOrder(onNode: NodeWriteOrder): void {
+  private passLater(rollout: string, onNode: NodeWriteOrder): void {
+    log.info('node state write was stale: the Node holds a later one', { rollout, onNode });
     if (onNode[0] === workflowInfo().startTime.getTime())
       this.count.writes = Math.max(this.count.writes ?? 0, onNode[1]);
   }
