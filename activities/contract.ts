@@ -5,6 +5,7 @@ import type {
   Interrupt,
   LabelSelector,
   NodeState,
+  NodeWriteOrder,
   Package,
   RolloutKind,
   Stage,
@@ -92,6 +93,8 @@ export interface WriteNodeStateInput extends RolloutRef {
   status: Status;
   /** The annotation value Keelson last wrote (null: none yet); the patch tests it before replacing. */
   previous: string | null;
+  /** The write's order, put on the Node with it; absent in writes scheduled before orders (G1). */
+  order?: NodeWriteOrder;
   /** Finished stage Jobs whose outcomes this state records: deleted once it is written (as deleteStageJob). */
   deleteJobs?: FinishedStageJob[];
   /** A signal sent once the state is written and the Jobs deleted: the node's progress report to its rollout. */
@@ -154,15 +157,23 @@ export interface KeelsonActivities {
    * only when the worker's Job retention is 0 ("delete once recorded"); otherwise it keeps its logs for the TTL.
    */
   deleteStageJob(input: FinishedStageJob | StoppedStageJob): Promise<void>;
-  /** Whole-state write with a test-then-replace JSON Patch; returns the annotation value written (G1). */
-  writeNodeState(input: WriteNodeStateInput): Promise<{ written: string }>;
+  /**
+   * Whole-state write with a test-then-replace JSON Patch; returns the annotation value written (G1). A stale write
+   * (the Node holds a write of a higher order) writes nothing and returns the value on the Node, with its order.
+   */
+  writeNodeState(input: WriteNodeStateInput): Promise<{ written: string; newerOnNode?: NodeWriteOrder }>;
   /**
    * Removes what Keelson wrote on the Node for this rollout (its state and status annotations, status label and
    * conditions) once the rollout is deleted: a rollout started again under the name starts fresh.
    */
   clearNodeState(input: RolloutRef & { node: string }): Promise<void>;
-  /** The node-state annotation as an operator or an earlier Keelson left it (migration), and node facts. */
-  readNode(input: RolloutRef & { node: string }): Promise<{ facts: NodeFacts; nodeState: string | null }>;
+  /**
+   * The node-state annotation as an operator or an earlier Keelson left it (migration), and node facts; with the order
+   * of the write that put it there, when it has one (G1).
+   */
+  readNode(
+    input: RolloutRef & { node: string },
+  ): Promise<{ facts: NodeFacts; nodeState: string | null; nodeStateOrder?: NodeWriteOrder }>;
   cordon(input: RolloutRef & { node: string }): Promise<void>;
   /** Removes only a cordon that this rollout's annotation says Keelson made; returns whether it uncordoned. */
   uncordon(input: RolloutRef & { node: string }): Promise<boolean>;

@@ -75,11 +75,14 @@ export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetric
     writeNodeState: async (input) => {
       try {
         const out = await writeNodeState(clients, prefix, input);
-        metrics?.nodeStateWritten(input);
-        // G3: a retry after a failed delete writes again (a no-op: the value is already there) before deleting.
+        // A stale write wrote nothing, and its report would tell the rollout of a state older than the Node's.
+        const stale = out.newerOnNode !== undefined;
+        if (!stale) metrics?.nodeStateWritten(input);
+        // G3: a retry after a failed delete writes again (a no-op: the value is already there) before deleting. The
+        // Node's later state records these Jobs' outcomes too, so a stale write deletes them as well.
         for (const job of input.deleteJobs ?? []) await stageJobs.deleteStageJob(job);
         // The report follows the write it tells of; a retry sends it again, which the rollout takes as the same.
-        if (input.report) await signalWorkflow(deps.temporal, input.report);
+        if (input.report && !stale) await signalWorkflow(deps.temporal, input.report);
         return out;
       } catch (err) {
         if ((err as { type?: string }).type === FAILURE_TYPES.foreignNodeStateWrite)

@@ -1,6 +1,15 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
-import { encodeNodeState, nodeMetadataKeys, type NodeState, type RolloutKind } from '../model';
+import {
+  decodeWriteOrder,
+  encodeNodeState,
+  encodeWriteOrder,
+  nodeMetadataKeys,
+  writtenAfter,
+  type NodeState,
+  type NodeWriteOrder,
+  type RolloutKind,
+} from '../model';
 import { metadataPrefix } from '../model/manifests/rollout-spec';
 import type { NodeFacts, RolloutRef, WriteNodeStateInput } from './contract';
 import { jsonPatch, pointer, strategicPatch, type Clients } from './clients';
@@ -10,8 +19,10 @@ import { FAILURE_TYPES } from '../model/failure-types';
 
 // Node state (G1): the whole nodeState_<rollout> value written as ONE JSON Patch that first tests the annotation
 // still holds what Keelson last wrote (or is absent on the first write), then replaces it, with the status
-// annotation and label. No resourceVersion precondition: kubelet status updates move it constantly. A failed test
-// means another writer changed Keelson's state: reported as ForeignNodeStateWrite, never merged.
+// annotation and label, and the write's order (model/node-write-order.ts). No resourceVersion precondition: kubelet
+// status updates move it constantly. A failed test under a higher order on the Node means this write is a stale copy
+// (a local write run again on replay after a later one landed, or a stalled attempt): it writes nothing. Otherwise
+// another writer changed Keelson's state: reported as ForeignNodeStateWrite, never merged.
 
 export function keyPrefix(kind: RolloutKind, configured: string | undefined): string {
   return configured ?? metadataPrefix(kind);
@@ -47,7 +58,7 @@ export async function writeNodeState(
   clients: Clients,
   configuredPrefix: string | undefined,
   input: WriteNodeStateInput,
-): Promise<{ written: string }> {
+): Promise<{ written: string; newerOnNode?: NodeWriteOrder }> {
   const keys = nodeMetadataKeys(input.rollout, keyPrefix(input.kind, configuredPrefix));
   const written = encodeNodeState(input.state);
   const annotation = (key: string) => `/metadata/annotations/${pointer(key)}`;
@@ -65,6 +76,7 @@ export async function writeNodeState(
   }
   ops.push({ op: 'add', path: annotation(keys.status), value: input.status });
   ops.push({ op: 'add', path: `/metadata/labels/${pointer(keys.status)}`, value: input.status });
+  if (input.order) ops.push({ op: 'add', path: annotation(keys.nodeStateOrder), value: encodeWriteOrder(input.order) });
   let node: V1Node;
   try {
     node = await clients.core.patchNode({ name: input.node, body: ops }, jsonPatch);
@@ -76,6 +88,11 @@ export async function writeNodeState(
     const current = node.metadata?.annotations?.[keys.nodeState] ?? null;
     // current === written: an activity retry after a write that landed. current === previous: not the test.
     if (current === input.previous) throw classifyKubeError(err, 'patch', `node ${input.node}`);
+    const onNode = decodeWriteOrder(node.metadata?.annotations?.[keys.nodeStateOrder]);
+    if (current !== null && input.order && onNode && writtenAfter(onNode, input.order)) {
+      // The Node holds a later write's state and conditions: going back to this one would take entries backwards.
+      return { written: current, newerOnNode: onNode };
+    }
     if (current !== written) {
       const found = current === null ? 'no value' : JSON.stringify(current.slice(0, 300));
       const expected = input.previous === null ? 'no value' : 'the value Keelson last wrote';
@@ -113,7 +130,10 @@ export async function clearNodeState(
       {
         name: input.node,
         body: {
-          metadata: { annotations: { ...gone(keys.nodeState), ...gone(keys.status) }, labels: gone(keys.status) },
+          metadata: {
+            annotations: { ...gone(keys.nodeState), ...gone(keys.nodeStateOrder), ...gone(keys.status) },
+            labels: gone(keys.status),
+          },
         },
       },
       strategicPatch,
@@ -129,9 +149,10 @@ export async function readNode(
   clients: Clients,
   configuredPrefix: string | undefined,
   input: RolloutRef & { node: string },
-): Promise<{ facts: NodeFacts; nodeState: string | null }> {
+): Promise<{ facts: NodeFacts; nodeState: string | null; nodeStateOrder?: NodeWriteOrder }> {
   const node = await readNodeObject(clients, input.node);
   const keys = nodeMetadataKeys(input.rollout, keyPrefix(input.kind, configuredPrefix));
   const raw = node.metadata?.annotations?.[keys.nodeState];
-  return { facts: nodeFacts(node), nodeState: raw === undefined ? null : raw };
+  const order = decodeWriteOrder(node.metadata?.annotations?.[keys.nodeStateOrder]);
+  return { facts: nodeFacts(node), nodeState: raw === undefined ? null : raw, ...(order && { nodeStateOrder: order }) };
 }

@@ -30,3 +30,4 @@ export * from './node-decide';
 export * from './config-changes';
 export * from './node-ignore';
 export * from './progress-report';
+export * from './node-write-order';

@@ -120,6 +120,8 @@ export function nodeMetadataKeys(rollout: string, prefix: string = DEFAULT_KEY_P
   if (!prefix.endsWith('/')) throw new Error(`key prefix ${JSON.stringify(prefix)} must end with '/'`);
   return {
     nodeState: `${prefix}nodeState_${rollout}`,
+    /** The order of the write that put nodeState there (model/node-write-order.ts). */
+    nodeStateOrder: `${prefix}nodeStateOrder_${rollout}`,
     status: `${prefix}status_${rollout}`,
     cordon: `${prefix}cordon_${rollout}`,
     version: `${prefix}version_${rollout}`,

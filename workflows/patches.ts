@@ -72,4 +72,10 @@ export const PATCHES = {
    * node asks for one only otherwise.
    */
   permitWithAdmission: 'permit-with-admission',
+  /**
+   * Node-state writes are local activities once more, each with an order that only grows (the node workflow's start
+   * time, its count of writes) put on the Node with it: a write run again after a later one landed finds the higher
+   * order there and writes nothing (G1).
+   */
+  orderedLocalWrites: 'ordered-local-writes',
 } as const;

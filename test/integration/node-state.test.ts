@@ -109,6 +109,185 @@ test('a write to node state after someone else changed the annotation reports th
   );
 });
 
+// G1: node-state writes are local activities; one run again on replay (its workflow task lost in a worker crash)
+// after a later write landed must not take the Node back. Each write carries its order: [workflow start ms, count].
+describe('G1 write orders', () => {
+  const epoch = Date.now();
+  const annotations = async () => (await core.readNode({ name: node })).metadata?.annotations ?? {};
+  const stage = (s: NodeState[string]['stage']): NodeState => ({
+    'a|1.0.0': { name: 'a', version: '1.0.0', image: 'registry.example/a', stage: s, state: 'in_progress' },
+  });
+
+  test('a write run again after a later one landed leaves the later state on the Node and returns it', async () => {
+    const r = { ...ref, rollout: `${rollout}-replay` };
+    const keys = {
+      state: `skyhook.nvidia.com/nodeState_${r.rollout}`,
+      order: `skyhook.nvidia.com/nodeStateOrder_${r.rollout}`,
+    };
+    const v3 = await activities.writeNodeState({
+      ...r,
+      state: stage('apply'),
+      status: 'in_progress',
+      previous: null,
+      order: [epoch, 3],
+    });
+    const v4 = await activities.writeNodeState({
+      ...r,
+      state: stage('config'),
+      status: 'in_progress',
+      previous: v3.written,
+      order: [epoch, 4],
+    });
+    const v5 = await activities.writeNodeState({
+      ...r,
+      state: entry('complete'),
+      status: 'complete',
+      previous: v4.written,
+      order: [epoch, 5],
+    });
+    expect(await annotations()).toMatchObject({
+      [keys.state]: v5.written,
+      [keys.order]: JSON.stringify([epoch, 5]),
+    });
+    // Write#4 again, as the replay runs it: it writes nothing and returns the Node's value, the next write's previous.
+    const again = await activities.writeNodeState({
+      ...r,
+      state: stage('config'),
+      status: 'in_progress',
+      previous: v3.written,
+      order: [epoch, 4],
+    });
+    expect(again).toEqual({ written: v5.written, newerOnNode: [epoch, 5] });
+    expect((await activities.readNode(r)).nodeStateOrder).toEqual([epoch, 5]);
+    const n = await core.readNode({ name: node });
+    expect(n.metadata?.annotations).toMatchObject({
+      [keys.state]: v5.written,
+      [keys.order]: JSON.stringify([epoch, 5]),
+      [`skyhook.nvidia.com/status_${r.rollout}`]: 'complete',
+    });
+    expect(n.metadata?.labels?.[`skyhook.nvidia.com/status_${r.rollout}`]).toBe('complete');
+    expect(n.status?.conditions?.find((c) => c.type === `skyhook.nvidia.com/${r.rollout}/NotReady`)?.status).toBe(
+      'False',
+    );
+    // The next write, above the order on the Node, replaces it.
+    const v6 = await activities.writeNodeState({
+      ...r,
+      state: stage('interrupt'),
+      status: 'in_progress',
+      previous: again.written,
+      order: [epoch, 6],
+    });
+    expect(v6.newerOnNode).toBeUndefined();
+    expect((await annotations())[keys.state]).toBe(v6.written);
+    // A node workflow started afresh (a later start time, its count from 1) is above every earlier write ...
+    const fresh = await activities.writeNodeState({
+      ...r,
+      state: stage('post-interrupt'),
+      status: 'in_progress',
+      previous: v6.written,
+      order: [epoch + 1, 1],
+    });
+    expect((await annotations())[keys.order]).toBe(JSON.stringify([epoch + 1, 1]));
+    // ... so a stalled attempt of the terminated one, however high its count, writes nothing.
+    await expect(
+      activities.writeNodeState({
+        ...r,
+        state: stage('apply'),
+        status: 'in_progress',
+        previous: v5.written,
+        order: [epoch, 7],
+      }),
+    ).resolves.toEqual({ written: fresh.written, newerOnNode: [epoch + 1, 1] });
+    expect((await annotations())[keys.state]).toBe(fresh.written);
+    // clearNodeState removes the order with the state: a rollout started again under the name writes from nothing.
+    await activities.clearNodeState(r);
+    expect(Object.keys(await annotations()).filter((k) => k.endsWith(`_${r.rollout}`))).toEqual([]);
+  });
+
+  test("another writer's change is still a ForeignNodeStateWrite under an order on the Node", async () => {
+    const r = { ...ref, rollout: `${rollout}-foreign` };
+    const key = `skyhook.nvidia.com/nodeState_${r.rollout}`;
+    const first = await activities.writeNodeState({
+      ...r,
+      state: stage('apply'),
+      status: 'in_progress',
+      previous: null,
+      order: [epoch, 1],
+    });
+    await core.patchNode(
+      { name: node, body: { metadata: { annotations: { [key]: '{"foreign|1":{}}' } } } },
+      mergePatch,
+    );
+    await expect(
+      activities.writeNodeState({
+        ...r,
+        state: stage('config'),
+        status: 'in_progress',
+        previous: first.written,
+        order: [epoch, 2],
+      }),
+    ).rejects.toMatchObject({ type: 'ForeignNodeStateWrite', nonRetryable: true });
+    expect((await annotations())[key]).toBe('{"foreign|1":{}}');
+    // A retry of a write that landed is no conflict, as before.
+    const second = await activities.writeNodeState({
+      ...r,
+      state: stage('config'),
+      status: 'in_progress',
+      previous: '{"foreign|1":{}}',
+      order: [epoch, 3],
+    });
+    await expect(
+      activities.writeNodeState({
+        ...r,
+        state: stage('config'),
+        status: 'in_progress',
+        previous: '{"foreign|1":{}}',
+        order: [epoch, 3],
+      }),
+    ).resolves.toEqual({ written: second.written });
+    await activities.clearNodeState(r);
+  });
+
+  test('a node with no order on it (an older Keelson, Skyhook) behaves as before', async () => {
+    const r = { ...ref, rollout: `${rollout}-unordered` };
+    const keys = {
+      state: `skyhook.nvidia.com/nodeState_${r.rollout}`,
+      order: `skyhook.nvidia.com/nodeStateOrder_${r.rollout}`,
+    };
+    // Written without an order, as Skyhook or a Keelson before orders does.
+    const v1 = await activities.writeNodeState({ ...r, state: stage('apply'), status: 'in_progress', previous: null });
+    const v2 = await activities.writeNodeState({
+      ...r,
+      state: stage('config'),
+      status: 'in_progress',
+      previous: v1.written,
+    });
+    expect((await annotations())[keys.order]).toBeUndefined();
+    expect(await activities.readNode(r)).not.toHaveProperty('nodeStateOrder');
+    // A write whose previous is not on the Node is a conflict, not a stale write: nothing tells which came later.
+    await expect(
+      activities.writeNodeState({
+        ...r,
+        state: stage('apply'),
+        status: 'in_progress',
+        previous: null,
+        order: [epoch, 1],
+      }),
+    ).rejects.toMatchObject({ type: 'ForeignNodeStateWrite' });
+    expect((await annotations())[keys.state]).toBe(v2.written);
+    // An ordered write over the unordered value puts its order there.
+    await activities.writeNodeState({
+      ...r,
+      state: stage('interrupt'),
+      status: 'in_progress',
+      previous: v2.written,
+      order: [epoch, 2],
+    });
+    expect((await annotations())[keys.order]).toBe(JSON.stringify([epoch, 2]));
+    await activities.clearNodeState(r);
+  });
+});
+
 test("cordon records ownership; uncordon removes only Keelson's own cordon", async () => {
   await activities.cordon(ref);
   let n = await core.readNode({ name: node });

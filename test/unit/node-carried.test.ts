@@ -41,3 +41,10 @@ test('rollout entries are carried under spec and read back under rollout', () =>
   expect(carried.rollouts.x).not.toHaveProperty('rollout');
   expect(readCarried(carried).rollouts.x).toEqual(entry);
 });
+
+test("the counts of the node's reports and writes are carried: the next run's orders go on from them (G1)", () => {
+  const carried = JSON.parse(
+    JSON.stringify(carriedForm(startedWith({ reports: 4, writes: 9 }), { forgetting: new Set(), reborn: new Map() })),
+  ) as ReturnType<typeof carriedForm>;
+  expect(readCarried(carried)).toMatchObject({ reports: 4, writes: 9 });
+});

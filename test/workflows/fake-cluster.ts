@@ -7,7 +7,15 @@ import type {
   RunStageInput,
   StageResult,
 } from '../../activities/contract';
-import { encodeNodeState, selectorMatches, stageJobName, type NodeState, type Status } from '../../model';
+import {
+  encodeNodeState,
+  selectorMatches,
+  stageJobName,
+  writtenAfter,
+  type NodeState,
+  type NodeWriteOrder,
+  type Status,
+} from '../../model';
 import { nodeWorkflowId } from '../../model/workflow-ids';
 import { OPEN_IMAGE_POLICY, type ImagePolicy } from '../../model/image-policy';
 import { signalWorkflow } from '../../activities/workflow-signal';
@@ -43,6 +51,7 @@ export interface Write {
   status: Status;
   generation: number;
   at: number;
+  order?: NodeWriteOrder;
 }
 
 export class FakeCluster {
@@ -52,6 +61,8 @@ export class FakeCluster {
   /** Every Job created (not adopted), in order. */
   readonly created: string[] = [];
   readonly annotations = new Map<string, string>();
+  /** Per node and rollout, the order of the write whose state the annotation holds (as nodeStateOrder_<rollout>). */
+  readonly writeOrders = new Map<string, NodeWriteOrder>();
   readonly cordoned = new Set<string>();
   /** Per node, the rollouts whose cordon is on it, as their annotations say. */
   readonly cordonHolders = new Map<string, Map<string, 'true' | 'preexisting'>>();
@@ -265,11 +276,26 @@ export class FakeCluster {
         const key = `${input.node}/${input.rollout}`;
         const written = encodeNodeState(input.state);
         const current = this.annotations.get(key) ?? null;
+        const onNode = this.writeOrders.get(key);
+        // As the real activity: a stale write (a later one's order on the Node) writes nothing and sends no report.
+        if (
+          current !== input.previous &&
+          current !== null &&
+          input.order &&
+          onNode &&
+          writtenAfter(onNode, input.order)
+        ) {
+          record('staleNodeStateWrite', input);
+          for (const job of input.deleteJobs ?? []) this.deleteJob(job.jobName);
+          return { written: current, newerOnNode: onNode };
+        }
         // As the real activity: a retry after a write that landed finds its own value.
         if (current !== input.previous && current !== written) {
+          record('foreignNodeStateWrite', input);
           throw ApplicationFailure.nonRetryable(`foreign writer on ${key}`, 'ForeignNodeStateWrite');
         }
         this.annotations.set(key, written);
+        if (input.order) this.writeOrders.set(key, input.order);
         this.writes.push({
           node: input.node,
           rollout: input.rollout,
@@ -277,6 +303,7 @@ export class FakeCluster {
           status: input.status,
           generation: input.generation,
           at: Date.now(),
+          ...(input.order && { order: input.order }),
         });
         // As the real activity: the Jobs whose outcomes this write records go after it.
         for (const job of input.deleteJobs ?? []) {
@@ -292,13 +319,20 @@ export class FakeCluster {
       clearNodeState: async (input) => {
         record('clearNodeState', input);
         this.annotations.delete(`${input.node}/${input.rollout}`);
+        this.writeOrders.delete(`${input.node}/${input.rollout}`);
       },
       readNode: async (input) => {
         record('readNode', input);
         const ms = this.readNodeMs[input.node] ?? 0;
         if (ms > 0) await new Promise((r) => setTimeout(r, ms));
         const facts = this.nodes.find((n) => n.name === input.node)!;
-        return { facts: { ...facts }, nodeState: this.annotations.get(`${input.node}/${input.rollout}`) ?? null };
+        const key = `${input.node}/${input.rollout}`;
+        const order = this.writeOrders.get(key);
+        return {
+          facts: { ...facts },
+          nodeState: this.annotations.get(key) ?? null,
+          ...(order && { nodeStateOrder: order }),
+        };
       },
       // As the real activities (activities/cordon.ts): each rollout's cordon is its own, `true` for the one that made
       // the node unschedulable and `preexisting` for the rest; the first hands `true` over when it lets go, and the

@@ -1,6 +1,7 @@
 import { rolloutWorkflow } from '../../workflows';
 import { disableSignal, nodeStateQuery, rerunUpdate } from '../../workflows/messages';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
+import type { WriteNodeStateInput } from '../../activities/contract';
 import { FakeCluster } from './fake-cluster';
 import {
   eventually,
@@ -100,6 +101,35 @@ test('G13 a node-state write refused for good (another writer changed it) is ret
     );
     await statusBecomes(handle, 'complete', 90_000);
     expect(JSON.parse(cluster.annotations.get(`${NODE}/foreign`)!)['drv|1.0.0']).toMatchObject({
+      stage: 'post-interrupt',
+      state: 'complete',
+    });
+  });
+}, 120_000);
+
+// A write refused by another writer's change pauses, reads the Node and tries again over what it finds. A later write
+// of the node's own (a stalled worker's attempt) that lands during the pause is not replaced: its order says later.
+test('G1 a later write that lands while a refused write waits stays on the Node: the retry never replaces it', async () => {
+  const cluster = new FakeCluster([NODE]);
+  cluster.script = () => ({ ms: 1500 });
+  const key = `${NODE}/stalled`;
+  await run(cluster, 'stalled', async (handle) => {
+    await eventually(() => expect(cluster.stagesOn(NODE)).toContain('drv@1.0.0:apply'));
+    cluster.annotations.set(key, '{"drv|1.0.0":{"name":"drv","version":"1.0.0","image":"x","stage":"apply"}}');
+    await eventually(() => expect(cluster.callsOf('foreignNodeStateWrite')).toHaveLength(1));
+    const refused = cluster.callsOf('foreignNodeStateWrite')[0]!.input as WriteNodeStateInput;
+    const [started, count] = refused.order!;
+    // The stalled attempt lands during the refused write's 10 s pause.
+    const later = '{"drv|1.0.0":{"name":"drv","version":"1.0.0","image":"x","stage":"interrupt"}}';
+    cluster.annotations.set(key, later);
+    cluster.writeOrders.set(key, [started, count + 100]);
+    await statusBecomes(handle, 'complete', 90_000);
+    const orders = cluster.writes.filter((w) => w.rollout === 'stalled').map((w) => w.order!);
+    // The refused write never landed; the next one went above the stalled attempt's order, over its value.
+    expect(orders.filter(([, n]) => n === count)).toEqual([]);
+    expect(orders.filter(([, n]) => n > count)[0]).toEqual([started, count + 101]);
+    expect(cluster.callsOf('readNode').some((c) => (c.input as { rollout: string }).rollout === 'stalled')).toBe(true);
+    expect(JSON.parse(cluster.annotations.get(key)!)['drv|1.0.0']).toMatchObject({
       stage: 'post-interrupt',
       state: 'complete',
     });

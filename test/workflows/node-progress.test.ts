@@ -1,3 +1,4 @@
+import { tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { nodeProgressSignal, statusQuery, type NodeProgress } from '../../workflows/messages';
 import { packageProgress, reportOf } from '../../model';
@@ -5,9 +6,9 @@ import { nodeWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
 import { eventually, recordHistory, rolloutSpec, startRollout, statusBecomes, useTemporal, withWorker } from './env';
 
-// The node's progress reaches its rollout from the node-state write's own activity, a local activity (patch
-// local-node-calls): the node's history holds a marker per write and no signal command, and the rollout's status
-// shows every package as before. Only writes that change what the rollout judges by report (a quick stage's change
+// The node's progress reaches its rollout from the node-state write's own activity, a local activity (patches
+// local-node-calls, ordered-local-writes): the node's history holds a marker per write and no signal command, and the
+// rollout's status shows every package as before. Only writes that change what the rollout judges by report (a quick stage's change
 // rides on the next report). A late, older copy of a report (the write activity run again) is dropped.
 
 const t = useTemporal();
@@ -67,13 +68,14 @@ test('node-state writes report to the rollout from their own activity when its j
     (e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName === nodeProgressSignal.name,
   );
   expect(signalled).toEqual([]);
-  // G1: each write a regular activity, recorded before the next starts; the short reads, cordon and uncordon local.
+  // The writes, reads, cordon and uncordon are local: markers, no activity tasks.
   const scheduled = events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
-  expect(scheduled.filter((n) => n === 'writeNodeState')).toHaveLength(writes.length);
-  expect(scheduled.filter((n) => ['readNode', 'cordon', 'uncordon'].includes(n))).toEqual([]);
+  expect(scheduled.filter((n) => ['writeNodeState', 'readNode', 'cordon', 'uncordon'].includes(n))).toEqual([]);
   const markers = events.filter((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED);
-  // The reads, cordon and uncordon, plus the patch markers.
-  expect(markers.length).toBeGreaterThanOrEqual(4);
+  expect(markers.length).toBeGreaterThanOrEqual(writes.length + 3);
+  // G1: each write's order is the workflow's start time (in its history, the same on replay) and its count of writes.
+  const started = tsToMs(events[0]!.eventTime);
+  expect(writes.map((w) => w.order)).toEqual(writes.map((_, i) => [started, i + 1]));
   const nodeStages = cluster.stagesOn('node-1').length + cluster.callsOf('runInterrupt').length / nodes.length;
   console.log(`node-1: ${events.length} history events, ${(events.length / nodeStages).toFixed(1)} per node-stage`);
   await recordHistory(t.env, nodeWorkflowId('progress', 'node-1'), 'node-local-calls');

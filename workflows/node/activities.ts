@@ -15,7 +15,8 @@ export const kube = proxyActivities<KeelsonActivities>({
 /**
  * The same calls as local activities: a marker in the workflow task that asked, where an activity costs three events
  * and a workflow task of three more. They may run twice (a crashed worker's task runs again), as an activity's
- * retry may: each is idempotent, and a write tests what it replaces (G1).
+ * retry may: each is idempotent, and a write tests what it replaces and carries its order, so one run again after a
+ * later write landed writes nothing (G1, model/node-write-order.ts).
  */
 export const kubeLocal = proxyLocalActivities<KeelsonActivities>({
   startToCloseTimeout: SHORT_CALL_TIMEOUT,

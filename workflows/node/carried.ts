@@ -22,6 +22,8 @@ export interface NodeCarried {
   reborn?: Record<string, DesireArgs>;
   /** Progress reports sent so far: with the write's time, their order, so the rollout drops a late older one. */
   reports?: number;
+  /** Node-state writes ordered so far: each write's order on the Node, so a stale copy of a write is known (G1). */
+  writes?: number;
 }
 
 /** The carried state as continue-as-new passes it: each rollout's entry in the form every build reads. */

@@ -6,6 +6,7 @@ import {
   patched,
   proxyActivities,
   sleep,
+  workflowInfo,
   ActivityFailure,
   ApplicationFailure,
 } from '@temporalio/workflow';
@@ -22,8 +23,10 @@ import {
   packageProgress,
   reportDue,
   reportOf,
+  writtenAfter,
   type LastReport,
   type NodeState,
+  type NodeWriteOrder,
   type Status,
 } from '../../model';
 import { nodeProgressSignal, type NodeProgress } from '../messages';
@@ -43,9 +46,10 @@ const { writeNodeState, deleteStageJob, readNode } = proxyActivities<KeelsonActi
 
 const WRITE_RETRY_MAX_SECONDS = 300;
 
-/** The node's count of its progress reports, carried across continue-as-new (NodeCarried, carried.ts). */
-export interface ReportCount {
+/** The node's counts of its progress reports and of its writes, carried across continue-as-new (carried.ts). */
+export interface WriterCounts {
   reports?: number;
+  writes?: number;
 }
 
 export interface NodeStateSnapshot extends RolloutRef {
@@ -69,7 +73,7 @@ export class NodeStateWriter {
     private readonly cluster: string,
     private readonly node: string,
     readonly previous: Record<string, string | null>,
-    private readonly count: ReportCount,
+    private readonly count: WriterCounts,
   ) {}
 
   /** Queues the whole state of one rollout; a snapshot equal to the last one queued changes nothing and is dropped. */
@@ -144,15 +148,18 @@ export class NodeStateWriter {
       this.deletes.splice(0, due.length);
       // The write's own activity reports to the rollout. Patched: histories before it signalled from here.
       const local = patched(PATCHES.localNodeCalls);
-      // The write itself is a regular activity (G1): a local one's result is recorded only when its workflow task
-      // completes, so after a worker crash a write already on the Node ran again after a later one, taking an entry
-      // backwards. Patched: histories before it wrote as a local activity.
-      const remote = local && patched(PATCHES.nodeStateWritesRemote);
+      // A local write's result is recorded only when its workflow task completes: after a worker crash it runs
+      // again, maybe after a later write landed. Its order tells the activity so, and it writes nothing (G1).
+      // Patched: histories before it wrote as a regular activity (node-state-writes-remote), or before that as a
+      // local one without an order.
+      const ordered = local && patched(PATCHES.orderedLocalWrites);
+      const remote = local && !ordered && patched(PATCHES.nodeStateWritesRemote);
       this.previous[next.rollout] = await this.write(
         {
           ...next,
           node: this.node,
           previous: this.previous[next.rollout] ?? null,
+          ...(ordered && { order: this.nextOrder() }),
           ...(due.length > 0 && { deleteJobs: due.map((d) => d.job) }),
           ...(local && this.progress(next)),
         },
@@ -176,8 +183,9 @@ export class NodeStateWriter {
     const calls = local ? kubeLocal : { writeNodeState, readNode };
     for (let attempt = 0; ; attempt++) {
       try {
-        const { written } = await calls.writeNodeState(input);
+        const { written, newerOnNode } = await calls.writeNodeState(input);
         this.lastFailure = null;
+        if (newerOnNode) this.passLater(input.rollout, newerOnNode);
         return written;
       } catch (err) {
         if (isCancellation(err)) throw err;
@@ -187,13 +195,40 @@ export class NodeStateWriter {
         log.warn('node state not written; trying again', { rollout: input.rollout, error: this.lastFailure });
         await sleep(Math.min(WRITE_RETRY_MAX_SECONDS, 10 * 2 ** attempt) * 1000);
         if (root instanceof ApplicationFailure && root.type === FAILURE_TYPES.foreignNodeStateWrite) {
-          const { nodeState } = await calls.readNode({ ...input, node: this.node }).catch(() => ({
-            nodeState: input.previous,
-          }));
-          input = { ...input, previous: nodeState };
+          const read: { nodeState: string | null; nodeStateOrder?: NodeWriteOrder } = await calls
+            .readNode({ ...input, node: this.node })
+            .catch(() => ({ nodeState: input.previous }));
+          // A later write landed during the pause (a stalled attempt): replacing it would take the entry backwards.
+          const later = read.nodeStateOrder;
+          if (read.nodeState !== null && input.order && later && writtenAfter(later, input.order)) {
+            this.lastFailure = null;
+            this.passLater(input.rollout, later);
+            return read.nodeState;
+          }
+          input = { ...input, previous: read.nodeState };
         }
       }
     }
+  }
+
+  /**
+   * The next write's order: the start time Temporal records for the workflow (so a replay computes the same one) and
+   * the count of writes, carried across continue-as-new.
+   */
+  private nextOrder(): NodeWriteOrder {
+    this.count.writes = (this.count.writes ?? 0) + 1;
+    return [workflowInfo().startTime.getTime(), this.count.writes];
+  }
+
+  /**
+   * A stale write: the Node holds a later one, whose value the next write replaces. That write goes above its order
+   * (when it is this workflow's own): a replay that writes less often than the run it replaces would otherwise put a
+   * lower order there.
+   */
+  private passLater(rollout: string, onNode: NodeWriteOrder): void {
+    log.info('node state write was stale: the Node holds a later one', { rollout, onNode });
+    if (onNode[0] === workflowInfo().startTime.getTime())
+      this.count.writes = Math.max(this.count.writes ?? 0, onNode[1]);
   }
 
   /**
