@@ -21,7 +21,7 @@ import {
 
 const RUNS = Number(process.env.KEELSON_MODEL_RUNS ?? 2_000);
 const seed = Number(process.env.KEELSON_MODEL_SEED ?? Date.now() % 2 ** 31);
-const reached = { withAdmission: 0, onRequest: 0, withdrawn: 0, handedBack: 0, redelivered: 0 };
+const reached = { withAdmission: 0, onRequest: 0, releaseAwaited: 0, handedBack: 0, redelivered: 0 };
 
 type ToNode = { kind: 'desire'; permit?: string } | { kind: 'grant'; permit: string };
 type ToRollout = { kind: 'request' } | { kind: 'release'; permit: string };
@@ -87,9 +87,13 @@ class Fleet {
     );
   }
 
+  /** As admission sees it (admissionStatus): a complete node whose permit is still booked is in flight. */
   status(node: string): Status {
     if (!this.nodes[node]!.admitted) return 'waiting';
-    return this.reported.has(node) ? 'complete' : 'in_progress';
+    if (!this.reported.has(node)) return 'in_progress';
+    if (this.permits.holders[node] === undefined) return 'complete';
+    reached.releaseAwaited++;
+    return 'in_progress';
   }
 
   /** A pass of the rollout workflow (admit in workflows/rollout/workflow.ts): admission, then grants. */
@@ -103,7 +107,7 @@ class Fleet {
     }
     let queued: string[] = [];
     if (admitting.length > 0) {
-      const inFlight = names.filter((n) => this.status(n) === 'in_progress').length;
+      const inFlight = statuses.filter((n) => n.status === 'in_progress').length + admitting.length;
       queued = requestWithAdmission(this.permits, admitting, inFlight, this.compartment.ceiling);
     }
     for (const g of grantPermits(this.permits, () => this.compartment, true)) {
@@ -113,7 +117,6 @@ class Fleet {
       if (desire?.kind === 'desire') desire.permit = g.permit;
       else inbox.push({ kind: 'grant', permit: g.permit });
     }
-    reached.withdrawn += queued.filter((n) => this.permits.queue.includes(n)).length;
     withdrawUnasked(this.permits, queued);
   }
 
@@ -301,7 +304,7 @@ test(`G16 permits granted with the admission keep the budget over ${RUNS} random
   console.log(`permit interleavings reached (seed ${seed}): ${JSON.stringify(reached)}`);
   expect(reached.withAdmission).toBeGreaterThan(RUNS / 2);
   expect(reached.onRequest).toBeGreaterThan(RUNS / 10);
-  expect(reached.withdrawn).toBeGreaterThan(RUNS / 200);
+  expect(reached.releaseAwaited).toBeGreaterThan(RUNS / 50);
   expect(reached.handedBack).toBeGreaterThan(RUNS / 10);
   expect(reached.redelivered).toBeGreaterThan(RUNS / 200);
 });

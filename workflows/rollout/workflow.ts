@@ -26,6 +26,7 @@ import {
   RUNTIME_REQUIRED_TAINT,
   type AssignedCompartment,
   type RolloutSpec,
+  type Status,
 } from '../../model';
 import { fromCarried, toCarried, type CarriedForm } from '../../model/carried-rollout';
 import { imagePolicyErrors, type ImagePolicy } from '../../model/image-policy';
@@ -450,7 +451,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     const queuedWithAdmission: string[] = [];
     for (const c of compartments()) {
       const batch = (s.batches[c.name] ??= newCompartmentBatch());
-      const nodes = c.nodes.map((n) => ({ name: n, status: batchStatus(s, n) }));
+      const nodes = c.nodes.map((n) => ({ name: n, status: admissionStatus(n) }));
       const admitted = (n: string) => s.nodes[n]!.admittedGeneration === s.generation;
       const admitting = admitNext(options.admission, c, nodes, admitted, batch);
       for (const node of admitting) {
@@ -458,7 +459,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
         s.outbox.push({ node, kind: 'desire' });
       }
       if (admitting.length > 0 && interrupting() && withAdmission()) {
-        const inFlight = c.nodes.filter((n) => batchStatus(s, n) === 'in_progress').length;
+        const inFlight = nodes.filter((n) => n.status === 'in_progress').length + admitting.length;
         queuedWithAdmission.push(...requestWithAdmission(s.permits, admitting, inFlight, c.ceiling));
       }
     }
@@ -472,6 +473,15 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       else s.outbox.push({ node: g.node, kind: 'grant', permit: g.permit });
     }
     withdrawUnasked(s.permits, queuedWithAdmission);
+  }
+
+  /**
+   * A complete node whose permit is still booked is in flight for admission: its report, sent by the write's
+   * activity, overtakes the release its workflow signals, and a batch admitted meanwhile would find its permit taken.
+   */
+  function admissionStatus(node: string): Status {
+    const status = batchStatus(s, node);
+    return status === 'complete' && s.permits.holders[node] !== undefined && withAdmission() ? 'in_progress' : status;
   }
 
   /** Patched: histories before it granted permits on request only (interrupt-permits.ts, requestWithAdmission). */
