@@ -93,6 +93,11 @@ export interface LeaseCheckArgs {
   /** What the rollout's books say of the node: the node answers only when it disagrees. */
   booked: string | null;
   queued: boolean;
+  /**
+   * The status the rollout holds for the node (absent from older rollouts): a node settled otherwise reports again,
+   * the report that said so being lost (a reset of the rollout drops the signals after its point).
+   */
+  status?: Status;
 }
 
 /** What a node holds of one rollout's permits, as it answers a lease check it disagrees with. */

@@ -78,4 +78,9 @@ export const PATCHES = {
    * order there and writes nothing (G1).
    */
   orderedLocalWrites: 'ordered-local-writes',
+  /**
+   * G13: a lease check carries the status the rollout holds for the node, and a node settled otherwise reports again
+   * (a reset of the rollout dropped the report).
+   */
+  reportOnLeaseCheck: 'report-on-lease-check',
 } as const;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import { rolloutWorkflow } from '../../workflows';
-import { nodeStateQuery, statusQuery } from '../../workflows/messages';
+import { nodeStateQuery, statusQuery, type NodeProgress } from '../../workflows/messages';
 import { encodeNodeState } from '../../model';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
@@ -248,4 +248,31 @@ test('G13 lease checks of an erroring node that waits for a rerun keep its histo
     null,
     100,
   );
+});
+
+test("G13 a node's last report dropped by a reset of the rollout is sent again at the next lease check", async () => {
+  const cluster = new FakeCluster(['node-a', 'node-b']);
+  // node-b finishes well after node-a: a reset to before its last report leaves node-a's in place.
+  cluster.script = (input) => ({ ms: input.node === 'node-b' ? 2000 : 100 });
+  await run(cluster, 'dropped', { bad }, async () => {
+    const completeFrom = (node: string) => (e: HistoryEvent) => {
+      const signal = e.workflowExecutionSignaledEventAttributes;
+      if (signal?.signalName !== 'nodeProgress') return false;
+      const report = JSON.parse(Buffer.from(signal.input!.payloads![0]!.data!).toString()) as NodeProgress;
+      return report.node === node && report.status === 'complete';
+    };
+    let events: HistoryEvent[] = [];
+    await eventually(async () => {
+      events = (await rollout('dropped').fetchHistory()).events ?? [];
+      expect(events.some(completeFrom('node-b'))).toBe(true);
+    });
+    const dropped = events.findIndex(completeFrom('node-b'));
+    expect(events.slice(0, dropped).some(completeFrom('node-a'))).toBe(true);
+    await resetBefore('dropped', events, dropped, "an operator resets the rollout to before node-b's last report");
+    await statusBecomes(rollout('dropped'), 'complete', 30_000);
+    const after = (await rollout('dropped').fetchHistory()).events ?? [];
+    expect(after.filter(completeFrom('node-b')).length).toBeGreaterThanOrEqual(1);
+    await recordHistory(t.env, rolloutWorkflowId('dropped', 'dropped'), 'rollout-report-on-lease-check');
+    await recordHistory(t.env, nodeWorkflowId('dropped', 'node-b'), 'node-report-on-lease-check');
+  });
 });

@@ -25,6 +25,7 @@ import {
   entryKey,
   failInterruptWork,
   obsoleteRuns,
+  packageProgress,
   parseRunKey,
   runKey,
   recordStageFailure,
@@ -42,6 +43,7 @@ import {
   type NodeIntent,
   type RunnableStage,
   type StageRunKey,
+  type Status,
 } from '../../model';
 import { carriedForm, readCarried, type CarriedNode, type NodeCarried } from './carried';
 import {
@@ -51,6 +53,7 @@ import {
   leaseCheckSignal,
   leaseReportSignal,
   nodeDisableSignal,
+  nodeProgressSignal,
   nodeEnableSignal,
   nodePauseSignal,
   nodeResumeSignal,
@@ -61,6 +64,7 @@ import {
   resetUpdate,
   type DesireArgs,
   type NodeControlArgs,
+  type NodeProgress,
   type NodeWorkflowStart,
 } from '../messages';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
@@ -376,7 +380,8 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     poke();
   }
   setHandler(grantInterruptSignal, ({ rollout, permit }) => takeGrant(rollout, permit));
-  setHandler(leaseCheckSignal, ({ rollout, epoch, asOf, booked, queued }) => {
+  setHandler(leaseCheckSignal, ({ rollout, epoch, asOf, booked, queued, status }) => {
+    if (status !== undefined && patched(PATCHES.reportOnLeaseCheck)) reportIfUnheard(rollout, status);
     const held = s.interrupt?.rollout === rollout ? s.interrupt : null;
     const agrees = held ? (held.phase === 'requested' ? queued : held.permit === booked) : booked === null && !queued;
     if (!agrees) {
@@ -388,6 +393,29 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     // Woken, the loop also sees the history these checks add, and continues as new in time.
     poke();
   });
+  /**
+   * G13: the rollout holds another status for this node than its settled one, whose state is on the Node: the report
+   * that said so was lost (a reset of the rollout drops the signals after its point), and the rollout would wait for
+   * it for ever. The node tells it again, ordered after every report it sent.
+   */
+  function reportIfUnheard(name: string, held: Status): void {
+    const r = s.rollouts[name];
+    if (!r?.initialized || forgetting.has(name) || !writer.idle()) return;
+    const status = rolloutNodeStatus(r);
+    if (status === held || (status !== 'complete' && status !== 'erroring')) return;
+    s.reports = (s.reports ?? 0) + 1;
+    const report: NodeProgress = {
+      node,
+      generation: r.generation,
+      status,
+      state: packageProgress(r.state),
+      order: [Date.now(), s.reports],
+    };
+    spawn(`report:${name}`, () =>
+      signalRollout(name, (id) => getExternalWorkflowHandle(id).signal(nodeProgressSignal, report)),
+    );
+  }
+
   setHandler(
     rerunUpdate,
     ({ rollout, package: name, stage, actor }) => {

@@ -361,7 +361,14 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       s.outbox.push({
         node,
         kind: 'leaseCheck',
-        check: { rollout: name, epoch, asOf: s.permits.issued, booked, queued: s.permits.queue.includes(node) },
+        check: {
+          rollout: name,
+          epoch,
+          asOf: s.permits.issued,
+          booked,
+          queued: s.permits.queue.includes(node),
+          ...(working(node) && patched(PATCHES.reportOnLeaseCheck) && { status: batchStatus(s, node) }),
+        },
       });
     }
   }
