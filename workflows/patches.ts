@@ -1,3 +1,5 @@
+import { patched } from '@temporalio/workflow';
+
 // Every patch the workflows branch on (docs/architecture.md, "Changing a workflow"). A patch keeps histories recorded
 // before a change replaying on the old branch; the new branch runs everywhere else. Each has a replay fixture recorded
 // from the new branch (test/fixtures/histories; the replay test checks that every ID here has one).
@@ -7,7 +9,12 @@
 // answers 0), replace `patched(ID)` by `deprecatePatch(ID)` and delete the old branch; one release later, delete the
 // `deprecatePatch` call and the ID, and re-record the fixtures that held its marker.
 
-export const PATCHES = {
+// A baseline stands for every patch released before it. A run that starts after it records one marker (and one
+// TemporalChangeVersion upsert) instead of one per patch, which was a fifth of a node workflow's history; a history
+// recorded before it has no baseline marker and branches on each patch as it did (`isPatched`). A patch added after
+// a baseline goes in PATCHES, outside BASELINED_PATCHES, and is asked on its own until the next baseline.
+
+const BASELINED_PATCHES = {
   // Node workflow
   /** A failed stage that a new spec fixes (same version, other env/image/configMap) runs again. */
   rerunFixedStages: 'rerun-fixed-stages',
@@ -84,3 +91,18 @@ export const PATCHES = {
    */
   reportOnLeaseCheck: 'report-on-lease-check',
 } as const;
+
+export const PATCHES = {
+  ...BASELINED_PATCHES,
+  /** Every patch above: a run recorded with it takes their new branches without asking each. */
+  baseline202612: 'baseline-2026-12',
+} as const;
+
+export type PatchId = (typeof PATCHES)[keyof typeof PATCHES];
+
+const BASELINED: ReadonlySet<string> = new Set(Object.values(BASELINED_PATCHES));
+
+/** `patched(id)`, answered by the baseline marker for a patch it stands for (the header above). */
+export function isPatched(id: PatchId): boolean {
+  return (BASELINED.has(id) && patched(PATCHES.baseline202612)) || patched(id);
+}

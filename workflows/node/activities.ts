@@ -1,8 +1,8 @@
-import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { KeelsonActivities } from '../../activities/contract';
 import { SHORT_CALL_TIMEOUT } from '../activity-timeouts';
 import { STAGE_HEARTBEAT_TIMEOUT_SECONDS } from './stage-run';
-import { PATCHES } from '../patches';
+import { isPatched, PATCHES } from '../patches';
 
 // Activity proxies of the node workflow whose timeouts do not depend on a stage. Kubernetes calls are retried
 // until they succeed: a node workflow has nothing better to do than try again.
@@ -24,7 +24,7 @@ export const kubeLocal = proxyLocalActivities<KeelsonActivities>({
 });
 
 /** The short calls, local unless the history was recorded before the local-node-calls patch. */
-export const shortCalls = () => (patched(PATCHES.localNodeCalls) ? kubeLocal : kube);
+export const shortCalls = () => (isPatched(PATCHES.localNodeCalls) ? kubeLocal : kube);
 
 /** Waits that carry their own timeout (protected pods, drain, reboot, interrupt): a minute of slack on top of it. */
 export function longWait(timeoutSeconds: number, summary: string) {

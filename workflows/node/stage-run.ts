@@ -3,13 +3,12 @@ import {
   CancellationScope,
   condition,
   isCancellation,
-  patched,
   proxyActivities,
   TimeoutFailure,
 } from '@temporalio/workflow';
 import type { KeelsonActivities, RunStageInput, StageResult } from '../../activities/contract';
 import { SHORT_CALL_TIMEOUT } from '../activity-timeouts';
-import { PATCHES } from '../patches';
+import { isPatched, PATCHES } from '../patches';
 
 // One stage of one package on one node, waited for through runStage. The wait restarts, without touching the Job,
 // when the stage timeout changes (G4: the Job's deadline is patched and the wait resumes with the time left) and
@@ -133,7 +132,7 @@ export class StageRun {
       // The Job is suspended: by this wait, or by a run before a continue-as-new whose resume came first (G14).
       if (this.clock.pausedAt !== undefined) {
         // Patched: histories before it counted the pause against the stage and resumed with the whole deadline.
-        if (patched(PATCHES.pauseKeepsTimeLeft)) {
+        if (isPatched(PATCHES.pauseKeepsTimeLeft)) {
           this.clock.startedAt += Date.now() - this.clock.pausedAt;
           const gone = Math.floor((Date.now() - this.clock.startedAt) / 1000);
           this.clock.armedAtSeconds = gone;

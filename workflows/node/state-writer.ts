@@ -3,7 +3,6 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   log,
-  patched,
   proxyActivities,
   sleep,
   workflowInfo,
@@ -32,7 +31,7 @@ import {
 import { nodeProgressSignal, type NodeProgress } from '../messages';
 import { kubeLocal } from './activities';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
-import { PATCHES } from '../patches';
+import { isPatched, PATCHES } from '../patches';
 import { FAILURE_TYPES } from '../../model/failure-types';
 
 // The node-state projection (G1): whole-state writes, one in flight, in the order the transitions happened. The
@@ -123,7 +122,7 @@ export class NodeStateWriter {
       if (this.queue.length === 0) {
         // Everything published is written: the deletes are due now, with no write to ride on.
         this.inFlight = true;
-        const remove = patched(PATCHES.localNodeCalls) ? kubeLocal.deleteStageJob : deleteStageJob;
+        const remove = isPatched(PATCHES.localNodeCalls) ? kubeLocal.deleteStageJob : deleteStageJob;
         for (const d of this.deletes.splice(0)) {
           // G13: a Job that cannot be deleted (403) stays for its TTL; the writer goes on.
           await remove(d.job).catch((err: unknown) => {
@@ -138,7 +137,7 @@ export class NodeStateWriter {
       let taken = 1;
       // A later snapshot of the same rollout holds all an earlier one did (a stage's end and the next stage's start
       // come together): write only the last. Patched: histories before it wrote each one.
-      while (this.queue[0]?.rollout === next.rollout && patched(PATCHES.coalesceNodeStateWrites)) {
+      while (this.queue[0]?.rollout === next.rollout && isPatched(PATCHES.coalesceNodeStateWrites)) {
         next = this.queue.shift()!;
         taken++;
       }
@@ -147,13 +146,13 @@ export class NodeStateWriter {
       const due = this.deletes.filter((d) => d.after <= upTo);
       this.deletes.splice(0, due.length);
       // The write's own activity reports to the rollout. Patched: histories before it signalled from here.
-      const local = patched(PATCHES.localNodeCalls);
+      const local = isPatched(PATCHES.localNodeCalls);
       // A local write's result is recorded only when its workflow task completes: after a worker crash it runs
       // again, maybe after a later write landed. Its order tells the activity so, and it writes nothing (G1).
       // Patched: histories before it wrote as a regular activity (node-state-writes-remote), or before that as a
       // local one without an order.
-      const ordered = local && patched(PATCHES.orderedLocalWrites);
-      const remote = local && !ordered && patched(PATCHES.nodeStateWritesRemote);
+      const ordered = local && isPatched(PATCHES.orderedLocalWrites);
+      const remote = local && !ordered && isPatched(PATCHES.nodeStateWritesRemote);
       this.previous[next.rollout] = await this.write(
         {
           ...next,

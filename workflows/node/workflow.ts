@@ -7,7 +7,6 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   log,
-  patched,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -82,7 +81,7 @@ import {
 import { NodeStateWriter } from './state-writer';
 import { nodeKey, packageKey, rolloutKey, stageKey, stateKey } from '../search-attributes';
 import { StageRun } from './stage-run';
-import { PATCHES } from '../patches';
+import { isPatched, PATCHES } from '../patches';
 import { FAILURE_TYPES } from '../../model/failure-types';
 
 // The node workflow: one per node, the only writer of that node's state (docs/architecture.md). Handlers only change
@@ -158,7 +157,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
    * start, in one workflow task, upsert the search attributes once. Patched: histories before it upserted at each.
    */
   function showInUi(): void {
-    if (patched(PATCHES.localNodeCalls)) uiDue = true;
+    if (isPatched(PATCHES.localNodeCalls)) uiDue = true;
     else refreshUi();
   }
 
@@ -171,7 +170,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     );
     // The stage changes at every stage: with local-node-calls it is in the details only, and the attributes change
     // with the rollouts, packages and status (a command less per stage). Histories before it upserted the stage too.
-    const withStage = !patched(PATCHES.localNodeCalls);
+    const withStage = !isPatched(PATCHES.localNodeCalls);
     const attrs = {
       rollouts: names,
       packages: [...new Set(names.flatMap((n) => Object.keys(s.rollouts[n]!.rollout.spec.packages)))].sort(),
@@ -275,18 +274,18 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   setHandler(desireSignal, (args) => {
     const { rollout, spec: desired, generation, settings } = args;
     // A permit that came with the desire (a field no history before permit-with-admission had).
-    const permit = args.permit !== undefined && patched(PATCHES.permitWithAdmission) ? args.permit : undefined;
+    const permit = args.permit !== undefined && isPatched(PATCHES.permitWithAdmission) ? args.permit : undefined;
     // A desire that comes while its name is being forgotten is a rollout started again under the name (the deleted
     // one sends nothing after its forget): it starts afresh once the forget is done. Patched: histories before it
     // took the desire as the old rollout's and cancelled the forget.
-    if (forgetting.has(rollout) && patched(PATCHES.freshAfterForget)) {
+    if (forgetting.has(rollout) && isPatched(PATCHES.freshAfterForget)) {
       reborn.set(rollout, args);
       if (permit) handBack(rollout, permit);
       return;
     }
     const r = s.rollouts[rollout];
     // Another rollout under the same name (its forget lost, or not sent): the old one is forgotten first.
-    if (r?.rolloutUid && args.rolloutUid && r.rolloutUid !== args.rolloutUid && patched(PATCHES.freshAfterForget)) {
+    if (r?.rolloutUid && args.rolloutUid && r.rolloutUid !== args.rolloutUid && isPatched(PATCHES.freshAfterForget)) {
       forgetRollout(rollout);
       reborn.set(rollout, args);
       if (permit) handBack(rollout, permit);
@@ -298,10 +297,10 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     else if (generation > r.generation) {
       const before = r.rollout.spec.packages;
       const fixed = fixedStages(before, desired.spec.packages, r.state);
-      const guards = patched(PATCHES.oneExecutorPerPackage);
+      const guards = isPatched(PATCHES.oneExecutorPerPackage);
       applyNewSpec(r, desired, generation, settings, guards);
       // Patched: histories before it left a fixed package erroring until a rerun.
-      if (fixed.length > 0 && patched(PATCHES.rerunFixedStages)) rerunFixed(rollout, fixed);
+      if (fixed.length > 0 && isPatched(PATCHES.rerunFixedStages)) rerunFixed(rollout, fixed);
       if (guards) {
         // G11: a run the new spec moved on from (version change, removal, config cycle) stops, and its Job goes
         // before the package's next stage starts. Histories before it ran the new stage beside the old one.
@@ -362,10 +361,10 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     const runs = s.rollouts[rollout] !== undefined && !forgetting.has(rollout);
     if (
       (held?.rollout === rollout && held.phase === 'requested') ||
-      (!held && runs && patched(PATCHES.permitWithAdmission))
+      (!held && runs && isPatched(PATCHES.permitWithAdmission))
     ) {
       s.interrupt = { rollout, phase: 'granted', permit };
-    } else if (held?.rollout === rollout && held.permit && patched(PATCHES.regrantKeepsOnePermit)) {
+    } else if (held?.rollout === rollout && held.permit && isPatched(PATCHES.regrantKeepsOnePermit)) {
       // A second grant to a node that holds one: the rollout lost the first (a reset). The node keeps the newer one and
       // hands back the older, unless they are the same (a reset rollout numbers its grants again), so the rollout's
       // books and the node stay in step and the budget counts this node once (G13).
@@ -381,7 +380,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   }
   setHandler(grantInterruptSignal, ({ rollout, permit }) => takeGrant(rollout, permit));
   setHandler(leaseCheckSignal, ({ rollout, epoch, asOf, booked, queued, status }) => {
-    if (status !== undefined && patched(PATCHES.reportOnLeaseCheck)) reportIfUnheard(rollout, status);
+    if (status !== undefined && isPatched(PATCHES.reportOnLeaseCheck)) reportIfUnheard(rollout, status);
     const held = s.interrupt?.rollout === rollout ? s.interrupt : null;
     const agrees = held ? (held.phase === 'requested' ? queued : held.permit === booked) : booked === null && !queued;
     if (!agrees) {
@@ -485,7 +484,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       r.state = decoded.state;
       // The annotation may hold other versions than the spec's (an operator's rollout of an older release): they
       // upgrade, downgrade or uninstall as a spec change would. Patched: histories before it applied them afresh.
-      if (patched(PATCHES.versionChangesOnMigration)) {
+      if (isPatched(PATCHES.versionChangesOnMigration)) {
         r.state = applyVersionChanges(r.rollout.spec.packages, r.state).state;
       }
     } else log.warn('node state annotation not readable; starting empty', { rollout: name, error: decoded.error });
@@ -561,14 +560,14 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     // The Job goes with the write that records its outcome, and the next stage need not wait for either; a run of
     // the same Job name waits for the delete (start). Patched: histories before it waited here for the write, then
     // deleted in an activity of its own.
-    if (patched(PATCHES.deleteWithNodeStateWrite)) {
+    if (isPatched(PATCHES.deleteWithNodeStateWrite)) {
       if (result.outcome === 'complete') writer.deleteAfterWrite(ref);
-      else if (patched(PATCHES.deleteFailedJobOnceRecorded)) writer.deleteAfterWrite({ ...ref, failed: true });
+      else if (isPatched(PATCHES.deleteFailedJobOnceRecorded)) writer.deleteAfterWrite({ ...ref, failed: true });
       return;
     }
     await writer.flush();
     if (result.outcome === 'complete') await kube.deleteStageJob(ref);
-    else if (patched(PATCHES.deleteFailedJobOnceRecorded)) await kube.deleteStageJob({ ...ref, failed: true });
+    else if (isPatched(PATCHES.deleteFailedJobOnceRecorded)) await kube.deleteStageJob({ ...ref, failed: true });
   }
 
   async function request(name: string): Promise<void> {
@@ -581,7 +580,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     } catch (err) {
       // G13: the failure is recorded on the packages that waited for the permit, and the permit goes back. Patched:
       // histories before it tried again every 10 seconds, for ever, holding the permit.
-      if (isCancellation(err) || !patched(PATCHES.failuresBecomeErroring)) throw err;
+      if (isCancellation(err) || !isPatched(PATCHES.failuresBecomeErroring)) throw err;
       const r = s.rollouts[name];
       if (!r) return;
       r.state = failInterruptWork(r.rollout.spec.packages, r.state, r.configUpdates, failureText(err));
@@ -592,14 +591,14 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   /** The rollouts whose cordon is on the node; before the patch, only the last one to cordon was remembered. */
   const cordonHolders = (): string[] => [...new Set([...(s.cordons ?? []), ...(s.cordonedBy ? [s.cordonedBy] : [])])];
   const holdsCordon = (name: string) =>
-    patched(PATCHES.cordonPerRollout) ? cordonHolders().includes(name) : s.cordonedBy === name;
+    isPatched(PATCHES.cordonPerRollout) ? cordonHolders().includes(name) : s.cordonedBy === name;
 
   async function cordonAndDrain(name: string): Promise<void> {
     const r = s.rollouts[name]!;
     await shortCalls().cordon({ ...refOf(name), node });
     // Patched: histories before it let a second rollout's cordon take the first's place, so the first's cordon was
     // never let go (not by its rerun, not when it was deleted).
-    if (patched(PATCHES.cordonPerRollout)) {
+    if (isPatched(PATCHES.cordonPerRollout)) {
       s.cordons = [...cordonHolders().filter((n) => n !== name), name];
       s.cordonedBy = s.cordons[0]!;
     } else s.cordonedBy = name;
@@ -614,7 +613,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         timeoutSeconds: t.protectedPodsTimeoutSeconds,
       }))
     ) {
-      if (patched(PATCHES.failuresBecomeErroring)) {
+      if (isPatched(PATCHES.failuresBecomeErroring)) {
         throw ApplicationFailure.nonRetryable(
           `pods matching podNonInterruptLabels still run on node ${node} after ${t.protectedPodsTimeoutSeconds}s`,
           FAILURE_TYPES.protectedPodsTimeout,
@@ -664,7 +663,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       } catch (err) {
         // G13: a node that does not come back is an erroring interrupt, and the permit goes back. Patched: histories
         // before it waited again every 10 seconds, for ever.
-        if (isCancellation(err) || !patched(PATCHES.failuresBecomeErroring)) throw err;
+        if (isCancellation(err) || !isPatched(PATCHES.failuresBecomeErroring)) throw err;
         outcome = { ...result, outcome: 'failed', reason: FAILURE_TYPES.rebootTimeout, logTail: failureText(err) };
       }
     }
@@ -679,7 +678,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       s.cordonedBy = s.cordons[0] ?? null;
     }
     // Only this rollout's permit: another rollout's prepared interrupt is not this release's to end.
-    const held = s.interrupt?.rollout === name || !patched(PATCHES.cordonPerRollout) ? s.interrupt : null;
+    const held = s.interrupt?.rollout === name || !isPatched(PATCHES.cordonPerRollout) ? s.interrupt : null;
     if (held) s.interrupt = null;
     if (held?.permit) {
       const permit = held.permit;
@@ -689,7 +688,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
 
   async function forget(name: string): Promise<void> {
     if (s.interrupt?.rollout === name || holdsCordon(name)) await release(name, true);
-    if (patched(PATCHES.freshAfterForget)) {
+    if (isPatched(PATCHES.freshAfterForget)) {
       // What the deleted rollout wrote goes, after its last queued write, so a rollout of the name reads nothing.
       await writer.flush();
       await shortCalls().clearNodeState({ ...refOf(name), node });
@@ -807,7 +806,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
 }
 
 /** G11/G12 (model/node-decide.ts): histories before it started stages beside running ones. */
-const guards = () => patched(PATCHES.oneExecutorPerPackage);
+const guards = () => isPatched(PATCHES.oneExecutorPerPackage);
 
 /** A failure as the node's annotation shows it: its type and its cause's message, bounded. */
 function failureText(err: unknown): string {

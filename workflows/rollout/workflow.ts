@@ -4,7 +4,6 @@ import {
   CancellationScope,
   condition,
   continueAsNew,
-  patched,
   getExternalWorkflowHandle,
   isCancellation,
   log,
@@ -75,7 +74,7 @@ import { nodeWorkflowId } from '../../model/workflow-ids';
 import { batchStatus, rolloutStatusView, type RolloutView } from './status';
 import { reportedProgress, takesReport } from './progress';
 import { packageKey, rolloutKey, stateKey } from '../search-attributes';
-import { PATCHES } from '../patches';
+import { isPatched, PATCHES } from '../patches';
 import { FAILURE_TYPES } from '../../model/failure-types';
 
 // The rollout workflow: the fleet coordinator of one rollout (docs/architecture.md). It lists nodes, admits them in
@@ -228,7 +227,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     // Nodes with work in flight take the new spec at once (a new stageTimeout reaches running stages, G4) and stay
     // in their batch, which keeps its barrier (G14); settled nodes take it when their batch comes again. Patched:
     // histories before it looked for them after the generation changed, when none is in flight any more.
-    const inFlight = patched(PATCHES.specUpdateReachesInFlight)
+    const inFlight = isPatched(PATCHES.specUpdateReachesInFlight)
       ? admittedNodes().filter((node) => batchStatus(s, node) === 'in_progress')
       : [];
     s.generation++;
@@ -245,7 +244,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     }
     // New tolerations or selectors change which nodes are targeted or blocked (§5.2): list the nodes again now,
     // not at the next periodic relist. Patched: histories before it have no listNodes after an update.
-    if (patched(PATCHES.relistOnSpecUpdate)) relistDue = true;
+    if (isPatched(PATCHES.relistOnSpecUpdate)) relistDue = true;
     poke();
     return { generation: s.generation };
   }
@@ -253,7 +252,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     updateSpecUpdate,
     async (spec, by) => {
       // Patched: histories before it applied an update at once.
-      if (!patched(PATCHES.imagePolicy)) return applySpec(spec, by);
+      if (!isPatched(PATCHES.imagePolicy)) return applySpec(spec, by);
       // The policy may have changed since the start: read it again, and refuse a spec outside it. Updates take their
       // turns in the order they were accepted, whatever order their policy reads end in: a later spec is never
       // overwritten by an earlier one.
@@ -323,7 +322,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       // next relist. Patched: histories before it judged every node's taints at every relist.
       const tainted =
         untoleratedTaint(f.taints, tolerations) !== undefined &&
-        !(prev?.admittedGeneration === s.generation && patched(PATCHES.taintsBlockBeforeAdmission));
+        !(prev?.admittedGeneration === s.generation && isPatched(PATCHES.taintsBlockBeforeAdmission));
       s.nodes[f.name] = {
         labels: f.labels,
         blocked: ignoreLabels.some((label) => f.labels[label] === 'true') || tainted,
@@ -367,7 +366,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
           asOf: s.permits.issued,
           booked,
           queued: s.permits.queue.includes(node),
-          ...(working(node) && patched(PATCHES.reportOnLeaseCheck) && { status: batchStatus(s, node) }),
+          ...(working(node) && isPatched(PATCHES.reportOnLeaseCheck) && { status: batchStatus(s, node) }),
         },
       });
     }
@@ -424,7 +423,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
    * sent one message at a time.
    */
   async function sendOutbox(): Promise<void> {
-    if (!patched(PATCHES.sendToNodesAtOnce)) {
+    if (!isPatched(PATCHES.sendToNodesAtOnce)) {
       while (s.outbox.length > 0) {
         await send(s.outbox[0]!);
         s.outbox.shift();
@@ -472,7 +471,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     }
     const byNode = new Map(compartments().flatMap((c) => c.nodes.map((n) => [n, c] as const)));
     // Patched: histories before it never granted a node that held a permit already.
-    for (const g of grantPermits(s.permits, (n) => byNode.get(n), patched(PATCHES.leaseChecks))) {
+    for (const g of grantPermits(s.permits, (n) => byNode.get(n), isPatched(PATCHES.leaseChecks))) {
       // A grant to a node whose desire is not sent yet rides on it: the node holds its permit as it learns its work,
       // before its first decision would ask for one.
       const desire = s.outbox.find((m) => m.node === g.node && m.kind === 'desire' && !m.permit);
@@ -492,7 +491,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   }
 
   /** Patched: histories before it granted permits on request only (interrupt-permits.ts, requestWithAdmission). */
-  const withAdmission = () => patched(PATCHES.permitWithAdmission);
+  const withAdmission = () => isPatched(PATCHES.permitWithAdmission);
   /** Only a spec with an interrupting package: otherwise a permit with the admission would only come back unused. */
   const interrupting = () => Object.values(s.rollout.spec.packages).some((p) => p.interrupt !== undefined);
 
@@ -500,7 +499,12 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   function resetBatchesOnCompletion(): void {
     const complete = rolloutStatusView(s, compartments()).status === 'complete';
     // Patched: histories from before it kept the batch state at completion.
-    if (complete && !s.complete && s.rollout.resetBatchStateOnCompletion && patched(PATCHES.resetBatchesOnCompletion)) {
+    if (
+      complete &&
+      !s.complete &&
+      s.rollout.resetBatchStateOnCompletion &&
+      isPatched(PATCHES.resetBatchesOnCompletion)
+    ) {
       for (const b of Object.values(s.batches)) Object.assign(b, newCompartmentBatch());
     }
     s.complete = complete;
@@ -589,7 +593,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   function quietContinueDue(): boolean {
     const info = workflowInfo();
     if (!info.continueAsNewSuggested || info.historyLength > options.historyEventLimit) return false;
-    return patched(PATCHES.rolloutContinueWhenQuiet) && quiet();
+    return isPatched(PATCHES.rolloutContinueWhenQuiet) && quiet();
   }
 
   // Whoever can start workflows can start this one (docs/operations.md, "Trust boundary"): the spec is checked, not
@@ -598,14 +602,14 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   // the rollout here, before it lists a node. Patched: histories before it trusted their input.
   // A continued run keeps the spec it accepted: a policy tightened since applies to new starts and updates, and never
   // fails a running rollout with its nodes admitted.
-  if (input.carried === undefined && patched(PATCHES.imagePolicy)) {
+  if (input.carried === undefined && isPatched(PATCHES.imagePolicy)) {
     refuseSpec(input.spec, undefined);
     refuseSpec(s.rollout, await act.imagePolicy());
   }
   // Node timeouts and the drain policy are the worker's settings unless the starter gave them: read once, at the
   // first run (after the handlers are set, so status queries answer meanwhile), so history holds what this rollout
   // uses, and continue-as-new carries them in its options.
-  if (input.options?.node === undefined && input.carried === undefined && patched(PATCHES.rolloutNodeTimeouts)) {
+  if (input.options?.node === undefined && input.carried === undefined && isPatched(PATCHES.rolloutNodeTimeouts)) {
     const { runtimeRequiredTaint, keyPrefix, ...timeouts } = await act.nodeTimeouts();
     // What the starter gave wins over the worker's settings, as for the node settings.
     options = {
@@ -618,14 +622,14 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   // Passes send commands only for work (sends, activities, a changed status): no condition timer per pass, whose
   // start and cancel made up a quarter of the history, and which a pass that only folded in progress reports sent
   // anyway. Patched: histories before it started a relist timer on every pass and upserted on every count change.
-  const steady = patched(PATCHES.rolloutSteadyCommands);
+  const steady = isPatched(PATCHES.rolloutSteadyCommands);
   if (steady) void relistClock();
   try {
     for (;;) {
       // A signal handled while a pass awaits (an activity, a send) starts the next pass at once; cleared only at the
       // end, such a wake-up was lost until the relist timer and a finished batch did not advance. Patched: histories
       // before it cleared it there.
-      const wakeKept = patched(PATCHES.rolloutWakeKept);
+      const wakeKept = isPatched(PATCHES.rolloutWakeKept);
       if (wakeKept) wake = false;
       // Before admission, which would put the next batch in flight: the quiet point between two batches. A relist
       // due goes first (the continued run does not list at its start).
@@ -642,7 +646,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
         await relist();
         if (!steady) relistDue = false;
         // Patched: histories before it kept their books without asking the nodes.
-        if (patched(PATCHES.leaseChecks)) checkLeases();
+        if (isPatched(PATCHES.leaseChecks)) checkLeases();
       }
       admit();
       resetBatchesOnCompletion();
@@ -651,7 +655,7 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       showInUi(steady);
       const info = workflowInfo();
       const pastLimit = info.historyLength > options.historyEventLimit;
-      if (pastLimit || (info.continueAsNewSuggested && !patched(PATCHES.rolloutContinueWhenQuiet))) {
+      if (pastLimit || (info.continueAsNewSuggested && !isPatched(PATCHES.rolloutContinueWhenQuiet))) {
         await condition(allHandlersFinished);
         if (s.outbox.length === 0)
           await continueAsNew<typeof rolloutWorkflow>({ ...input, options, spec: s.rollout, carried: toCarried(s) });
