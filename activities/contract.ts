@@ -95,6 +95,8 @@ export interface WriteNodeStateInput extends RolloutRef {
   previous: string | null;
   /** The write's order, put on the Node with it; absent in writes scheduled before orders (G1). */
   order?: NodeWriteOrder;
+  /** The order on the Node with `previous`, when the writer knows it: the patch tests it too (G1). */
+  previousOrder?: NodeWriteOrder;
   /** Finished stage Jobs whose outcomes this state records: deleted once it is written (as deleteStageJob). */
   deleteJobs?: FinishedStageJob[];
   /** A signal sent once the state is written and the Jobs deleted: the node's progress report to its rollout. */
@@ -159,9 +161,15 @@ export interface KeelsonActivities {
   deleteStageJob(input: FinishedStageJob | StoppedStageJob): Promise<void>;
   /**
    * Whole-state write with a test-then-replace JSON Patch; returns the annotation value written (G1). A stale write
-   * (the Node holds a write of a higher order) writes nothing and returns the value on the Node, with its order.
+   * (the Node holds a write of a higher order) writes nothing, deletes none of its Jobs, sends no report, and returns
+   * the value on the Node, with its order.
    */
   writeNodeState(input: WriteNodeStateInput): Promise<{ written: string; newerOnNode?: NodeWriteOrder }>;
+  /**
+   * writeNodeState under its own name for ordered writes (patch ordered-local-writes): a build from before orders
+   * fails to replay a history that holds them, instead of replaying it as its own local writes.
+   */
+  writeNodeStateOrdered(input: WriteNodeStateInput): Promise<{ written: string; newerOnNode?: NodeWriteOrder }>;
   /**
    * Removes what Keelson wrote on the Node for this rollout (its state and status annotations, status label and
    * conditions) once the rollout is deleted: a rollout started again under the name starts fresh.

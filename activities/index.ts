@@ -65,6 +65,26 @@ export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetric
   const w = { clients, settings, workloads };
   const prefix = settings.keyPrefix;
   const stageJobs = stageJobActivities(w);
+  const writeState: KeelsonActivities['writeNodeState'] = async (input) => {
+    try {
+      const out = await writeNodeState(clients, prefix, input);
+      // A stale write wrote nothing, and its report would tell the rollout of a state older than the Node's.
+      if (out.newerOnNode !== undefined) return out;
+      metrics?.nodeStateWritten(input);
+      // G3: a retry after a failed delete writes again (a no-op: the value is already there) before deleting. A stale
+      // write deletes nothing: a Job name comes back (interrupts per node, stages on rerun), and a late attempt would
+      // delete the newer Job; its writer hands the deletes to its next write.
+      for (const job of input.deleteJobs ?? []) await stageJobs.deleteStageJob(job);
+      // The report follows the write it tells of; a retry sends it again, which the rollout takes as the same.
+      if (input.report) await signalWorkflow(deps.temporal, input.report);
+      return out;
+    } catch (err) {
+      if ((err as { type?: string }).type === FAILURE_TYPES.foreignNodeStateWrite)
+        metrics?.nodeStateConflict(input.rollout);
+      throw err;
+    }
+  };
+
   return {
     ...stageJobs,
     runStage: (input) => timed(metrics, input, () => stageJobs.runStage(input)),
@@ -72,24 +92,8 @@ export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetric
       timed(metrics, { rollout: input.rollout, package: input.owner, stage: 'interrupt' }, () =>
         runInterrupt(w, input),
       ),
-    writeNodeState: async (input) => {
-      try {
-        const out = await writeNodeState(clients, prefix, input);
-        // A stale write wrote nothing, and its report would tell the rollout of a state older than the Node's.
-        const stale = out.newerOnNode !== undefined;
-        if (!stale) metrics?.nodeStateWritten(input);
-        // G3: a retry after a failed delete writes again (a no-op: the value is already there) before deleting. The
-        // Node's later state records these Jobs' outcomes too, so a stale write deletes them as well.
-        for (const job of input.deleteJobs ?? []) await stageJobs.deleteStageJob(job);
-        // The report follows the write it tells of; a retry sends it again, which the rollout takes as the same.
-        if (input.report && !stale) await signalWorkflow(deps.temporal, input.report);
-        return out;
-      } catch (err) {
-        if ((err as { type?: string }).type === FAILURE_TYPES.foreignNodeStateWrite)
-          metrics?.nodeStateConflict(input.rollout);
-        throw err;
-      }
-    },
+    writeNodeState: writeState,
+    writeNodeStateOrdered: writeState,
     readNode: (input) => readNode(clients, prefix, input),
     clearNodeState: (input) => clearNodeState(clients, prefix, input),
     cordon: (input) => cordon(clients, prefix, input),

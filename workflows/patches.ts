@@ -82,7 +82,8 @@ const BASELINED_PATCHES = {
   /**
    * Node-state writes are local activities once more, each with an order that only grows (the node workflow's start
    * time, its count of writes) put on the Node with it: a write run again after a later one landed finds the higher
-   * order there and writes nothing (G1).
+   * order there and writes nothing (G1), and the writer, after a timer, writes its snapshot again above it. Their
+   * local activity is writeNodeStateOrdered: a build from before them fails to replay them.
    */
   orderedLocalWrites: 'ordered-local-writes',
   /**

@@ -3,7 +3,7 @@ import { encodeNodeState, type NodeState } from '../../model';
 import { mergePatch } from '../../activities/clients';
 import { testActivities } from './activity-env';
 
-const { core, activities } = testActivities('default');
+const { core, batch, activities } = testActivities('default');
 const node = 'node-007';
 const rollout = `ns-${Date.now().toString(36)}`;
 const ref = { rollout, kind: 'Skyhook' as const, generation: 1, node };
@@ -202,6 +202,109 @@ describe('G1 write orders', () => {
     // clearNodeState removes the order with the state: a rollout started again under the name writes from nothing.
     await activities.clearNodeState(r);
     expect(Object.keys(await annotations()).filter((k) => k.endsWith(`_${r.rollout}`))).toEqual([]);
+  });
+
+  // Job names come back (an interrupt's per rollout and node, a stage's on rerun): a late attempt of a write must not
+  // delete a newer Job of the name; the writer hands its deletes to the write that lands.
+  test('G3 a stale write deletes none of its Jobs; a write that lands deletes them', async () => {
+    const r = { ...ref, rollout: `${rollout}-jobs` };
+    const jobName = `${r.rollout}-interrupt`;
+    await batch.createNamespacedJob({
+      namespace: 'default',
+      body: {
+        metadata: { name: jobName },
+        spec: {
+          suspend: true,
+          template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'registry.example/c' }] } },
+        },
+      },
+    });
+    const live = async () => {
+      const job = await batch.readNamespacedJob({ name: jobName, namespace: 'default' }).catch(() => null);
+      return job !== null && !job.metadata?.deletionTimestamp;
+    };
+    const v1 = await activities.writeNodeStateOrdered({
+      ...r,
+      state: stage('apply'),
+      status: 'in_progress',
+      previous: null,
+      order: [epoch, 1],
+    });
+    const v2 = await activities.writeNodeStateOrdered({
+      ...r,
+      state: stage('interrupt'),
+      status: 'in_progress',
+      previous: v1.written,
+      order: [epoch, 2],
+    });
+    const stale = await activities.writeNodeStateOrdered({
+      ...r,
+      state: stage('config'),
+      status: 'in_progress',
+      previous: v1.written,
+      order: [epoch, 1],
+      deleteJobs: [{ jobName }],
+    });
+    expect(stale).toEqual({ written: v2.written, newerOnNode: [epoch, 2] });
+    expect(await live()).toBe(true);
+    await activities.writeNodeStateOrdered({
+      ...r,
+      state: stage('config'),
+      status: 'in_progress',
+      previous: v2.written,
+      order: [epoch, 3],
+      deleteJobs: [{ jobName }],
+    });
+    expect(await live()).toBe(false);
+    await activities.clearNodeState(r);
+  });
+
+  test('G1 a stalled attempt of a state the Node holds again puts back no older status or order', async () => {
+    const r = { ...ref, rollout: `${rollout}-same` };
+    const keys = {
+      order: `skyhook.nvidia.com/nodeStateOrder_${r.rollout}`,
+      status: `skyhook.nvidia.com/status_${r.rollout}`,
+    };
+    const v1 = await activities.writeNodeStateOrdered({
+      ...r,
+      state: entry('complete'),
+      status: 'in_progress',
+      previous: null,
+      order: [epoch, 1],
+    });
+    // Write#2 (the same state, another status) stalls and write#3 (the same state again) lands; then write#2's
+    // attempt comes: its state test passes, its order test does not.
+    const late = {
+      ...r,
+      state: entry('complete'),
+      status: 'in_progress' as const,
+      previous: v1.written,
+      order: [epoch, 2] as [number, number],
+      previousOrder: [epoch, 1] as [number, number],
+    };
+    await activities.writeNodeStateOrdered({
+      ...r,
+      state: entry('complete'),
+      status: 'complete',
+      previous: v1.written,
+      order: [epoch, 3],
+      previousOrder: [epoch, 1],
+    });
+    await expect(activities.writeNodeStateOrdered(late)).resolves.toEqual({
+      written: v1.written,
+      newerOnNode: [epoch, 3],
+    });
+    expect(await annotations()).toMatchObject({ [keys.order]: JSON.stringify([epoch, 3]), [keys.status]: 'complete' });
+    // A writer whose known order is out of date (an older Keelson's write on the Node) is not refused for it.
+    await core.patchNode({ name: node, body: { metadata: { annotations: { [keys.order]: null } } } }, mergePatch);
+    await expect(
+      activities.writeNodeStateOrdered({ ...late, order: [epoch, 4], previousOrder: [epoch, 3] }),
+    ).resolves.toEqual({ written: v1.written });
+    expect(await annotations()).toMatchObject({
+      [keys.order]: JSON.stringify([epoch, 4]),
+      [keys.status]: 'in_progress',
+    });
+    await activities.clearNodeState(r);
   });
 
   test("another writer's change is still a ForeignNodeStateWrite under an order on the Node", async () => {

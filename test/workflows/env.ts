@@ -109,3 +109,17 @@ export async function recordHistory(
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, `{"workflowId":${JSON.stringify(workflowId)},"history":${historyToJSON(history)}}\n`);
 }
+
+type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
+const decoded = (payload: { data?: Uint8Array | null } | undefined): unknown =>
+  payload?.data?.length ? JSON.parse(Buffer.from(payload.data).toString()) : undefined;
+
+/** The local activities a history records (one marker each): the event's index, the activity type and its result. */
+export function localActivities(events: HistoryEvent[]): { index: number; type: string; result: unknown }[] {
+  return events.flatMap((e, index) => {
+    const marker = e.markerRecordedEventAttributes;
+    if (marker?.markerName !== 'core_local_activity') return [];
+    const data = decoded(marker.details?.data?.payloads?.[0]) as { activity_type: string };
+    return [{ index, type: data.activity_type, result: decoded(marker.details?.result?.payloads?.[0]) }];
+  });
+}

@@ -198,6 +198,51 @@ export class FakeCluster {
         logTail: failed ? `stage failed in ${jobName}` : '',
       };
     };
+    const writeNodeState: KeelsonActivities['writeNodeState'] = async (input) => {
+      const key = `${input.node}/${input.rollout}`;
+      const written = encodeNodeState(input.state);
+      const current = this.annotations.get(key) ?? null;
+      const onNode = this.writeOrders.get(key);
+      // As the real activity: the patch tests the state and, when given, the order it replaces.
+      const orderTestFails = input.previousOrder && String(onNode) !== String(input.previousOrder);
+      // A stale write (a later one's order on the Node) writes nothing, deletes no Job and sends no report.
+      if (
+        (current !== input.previous || orderTestFails) &&
+        current !== null &&
+        input.order &&
+        onNode &&
+        writtenAfter(onNode, input.order)
+      ) {
+        record('staleNodeStateWrite', input);
+        return { written: current, newerOnNode: onNode };
+      }
+      // As the real activity: a retry after a write that landed finds its own value.
+      if (current !== input.previous && current !== written) {
+        record('foreignNodeStateWrite', input);
+        throw ApplicationFailure.nonRetryable(`foreign writer on ${key}`, 'ForeignNodeStateWrite');
+      }
+      this.annotations.set(key, written);
+      if (input.order) this.writeOrders.set(key, input.order);
+      this.writes.push({
+        node: input.node,
+        rollout: input.rollout,
+        state: input.state,
+        status: input.status,
+        generation: input.generation,
+        at: Date.now(),
+        ...(input.order && { order: input.order }),
+      });
+      // As the real activity: the Jobs whose outcomes this write records go after it.
+      for (const job of input.deleteJobs ?? []) {
+        record('deleteStageJob', job);
+        this.deleteJob(job.jobName);
+      }
+      if (input.report) {
+        record('report', input.report);
+        await signalWorkflow(client, input.report);
+      }
+      return { written };
+    };
     return {
       nodeTimeouts: async () => {
         record('nodeTimeouts', {});
@@ -272,50 +317,9 @@ export class FakeCluster {
         // A foreground delete returns once the pod is gone.
         if ('untilGone' in input) await new Promise((r) => setTimeout(r, this.podTerminationMs));
       },
-      writeNodeState: async (input) => {
-        const key = `${input.node}/${input.rollout}`;
-        const written = encodeNodeState(input.state);
-        const current = this.annotations.get(key) ?? null;
-        const onNode = this.writeOrders.get(key);
-        // As the real activity: a stale write (a later one's order on the Node) writes nothing and sends no report.
-        if (
-          current !== input.previous &&
-          current !== null &&
-          input.order &&
-          onNode &&
-          writtenAfter(onNode, input.order)
-        ) {
-          record('staleNodeStateWrite', input);
-          for (const job of input.deleteJobs ?? []) this.deleteJob(job.jobName);
-          return { written: current, newerOnNode: onNode };
-        }
-        // As the real activity: a retry after a write that landed finds its own value.
-        if (current !== input.previous && current !== written) {
-          record('foreignNodeStateWrite', input);
-          throw ApplicationFailure.nonRetryable(`foreign writer on ${key}`, 'ForeignNodeStateWrite');
-        }
-        this.annotations.set(key, written);
-        if (input.order) this.writeOrders.set(key, input.order);
-        this.writes.push({
-          node: input.node,
-          rollout: input.rollout,
-          state: input.state,
-          status: input.status,
-          generation: input.generation,
-          at: Date.now(),
-          ...(input.order && { order: input.order }),
-        });
-        // As the real activity: the Jobs whose outcomes this write records go after it.
-        for (const job of input.deleteJobs ?? []) {
-          record('deleteStageJob', job);
-          this.deleteJob(job.jobName);
-        }
-        if (input.report) {
-          record('report', input.report);
-          await signalWorkflow(client, input.report);
-        }
-        return { written };
-      },
+      writeNodeState,
+      // The same write under its own name for ordered writes, as the real activities register it.
+      writeNodeStateOrdered: writeNodeState,
       clearNodeState: async (input) => {
         record('clearNodeState', input);
         this.annotations.delete(`${input.node}/${input.rollout}`);

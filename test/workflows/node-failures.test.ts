@@ -2,9 +2,12 @@ import { rolloutWorkflow } from '../../workflows';
 import { disableSignal, nodeStateQuery, rerunUpdate } from '../../workflows/messages';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import type { WriteNodeStateInput } from '../../activities/contract';
+import { encodeNodeState } from '../../model';
+import type { NodeProgress } from '../../workflows/messages';
 import { FakeCluster } from './fake-cluster';
 import {
   eventually,
+  localActivities,
   recordHistory,
   rolloutSpec,
   sleep,
@@ -129,10 +132,64 @@ test('G1 a later write that lands while a refused write waits stays on the Node:
     expect(orders.filter(([, n]) => n === count)).toEqual([]);
     expect(orders.filter(([, n]) => n > count)[0]).toEqual([started, count + 101]);
     expect(cluster.callsOf('readNode').some((c) => (c.input as { rollout: string }).rollout === 'stalled')).toBe(true);
+    // The refused write's Jobs went with the write that carried its snapshot to the Node (G3).
+    const jobs = refused.deleteJobs!.map((j) => j.jobName);
+    expect(jobs).toHaveLength(1);
+    const deleted = cluster
+      .callsOf('deleteStageJob')
+      .filter((c) => jobs.includes((c.input as { jobName: string }).jobName));
+    expect(deleted).toHaveLength(1);
+    expect(deleted[0]!.at).toBeGreaterThanOrEqual(cluster.writes.find((w) => w.order?.[1] === count + 101)!.at);
     expect(JSON.parse(cluster.annotations.get(key)!)['drv|1.0.0']).toMatchObject({
       stage: 'post-interrupt',
       state: 'complete',
     });
+  });
+}, 120_000);
+
+// A write of a lost workflow task, run again by the task that replaces it, is judged stale against the lost task's later
+// write on the Node (or a stalled attempt's): it writes, deletes and reports nothing. Its snapshot must still reach the
+// Node and the rollout, and its Jobs be deleted after that, by the live timeline; a timer comes first, which a worker
+// whose task was lost cannot get past.
+test('G1 G3 G13 a stale write deletes no Job; after a timer its snapshot goes again above the Node, with its Jobs and report', async () => {
+  const cluster = new FakeCluster([NODE]);
+  cluster.script = () => ({ ms: 1500 });
+  const key = `${NODE}/lost`;
+  const writesOf = () => cluster.writes.filter((w) => w.rollout === 'lost');
+  await run(cluster, 'lost', async (handle) => {
+    await eventually(() => expect(writesOf().some((w) => w.state['drv|1.0.0']?.stage === 'post-interrupt')).toBe(true));
+    // While the last stage runs, the lost timeline's write lands, above every write so far.
+    const [started, count] = writesOf().at(-1)!.order!;
+    const lost = '{"drv|1.0.0":{"name":"drv","version":"1.0.0","image":"x","stage":"post-interrupt"}}';
+    cluster.annotations.set(key, lost);
+    cluster.writeOrders.set(key, [started, count + 100]);
+    // The stage's end is judged stale; the rollout hears of it all the same.
+    await statusBecomes(handle, 'complete', 90_000);
+    const stale = cluster.callsOf('staleNodeStateWrite')[0]!;
+    const refused = stale.input as WriteNodeStateInput;
+    expect(refused.status).toBe('complete');
+    const jobs = refused.deleteJobs!.map((j) => j.jobName);
+    expect(jobs).toHaveLength(1);
+    expect(refused.report).toBeDefined();
+    // The stale snapshot went again, first, above the Node's order, over the value found there.
+    const again = writesOf().find((w) => w.order![1] > count)!;
+    expect(again.order).toEqual([started, count + 101]);
+    expect(encodeNodeState(again.state)).toBe(encodeNodeState(refused.state));
+    expect(JSON.parse(cluster.annotations.get(key)!)['drv|1.0.0']).toMatchObject({ state: 'complete' });
+    // Its Job was deleted once, by that write; its report went with it.
+    const deleted = cluster
+      .callsOf('deleteStageJob')
+      .filter((c) => (c.input as { jobName: string }).jobName === jobs[0]);
+    expect(deleted).toHaveLength(1);
+    expect(deleted[0]!.at).toBeGreaterThanOrEqual(again.at);
+    const reports = cluster.callsOf('report').map((c) => (c.input as { args: [NodeProgress] }).args[0]);
+    expect(reports.at(-1)).toMatchObject({ status: 'complete' });
+    // Between the stale write and the next one, the workflow started a timer and had it fire.
+    const events = (await node('lost').fetchHistory()).events ?? [];
+    const writes = localActivities(events).filter((a) => a.type === 'writeNodeStateOrdered');
+    const staleAt = writes.findIndex((a) => (a.result as { newerOnNode?: unknown }).newerOnNode);
+    const between = events.slice(writes[staleAt]!.index, writes[staleAt + 1]!.index);
+    expect(between.some((e) => e.timerFiredEventAttributes)).toBe(true);
   });
 }, 120_000);
 

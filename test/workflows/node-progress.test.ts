@@ -4,7 +4,16 @@ import { nodeProgressSignal, statusQuery, type NodeProgress } from '../../workfl
 import { packageProgress, reportOf } from '../../model';
 import { nodeWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
-import { eventually, recordHistory, rolloutSpec, startRollout, statusBecomes, useTemporal, withWorker } from './env';
+import {
+  eventually,
+  localActivities,
+  recordHistory,
+  rolloutSpec,
+  startRollout,
+  statusBecomes,
+  useTemporal,
+  withWorker,
+} from './env';
 
 // The node's progress reaches its rollout from the node-state write's own activity, a local activity (patches
 // local-node-calls, ordered-local-writes): the node's history holds a marker per write and no signal command, and the
@@ -70,9 +79,15 @@ test('node-state writes report to the rollout from their own activity when its j
   expect(signalled).toEqual([]);
   // The writes, reads, cordon and uncordon are local: markers, no activity tasks.
   const scheduled = events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
-  expect(scheduled.filter((n) => ['writeNodeState', 'readNode', 'cordon', 'uncordon'].includes(n))).toEqual([]);
+  const local = ['writeNodeState', 'writeNodeStateOrdered', 'readNode', 'cordon', 'uncordon'];
+  expect(scheduled.filter((n) => local.includes(n))).toEqual([]);
   const markers = events.filter((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED);
   expect(markers.length).toBeGreaterThanOrEqual(writes.length + 3);
+  // Ordered writes have an activity type of their own: a build from before orders fails to replay this history
+  // instead of taking its writes for its own unordered ones.
+  const types = localActivities(events).map((a) => a.type);
+  expect(types.filter((n) => n === 'writeNodeStateOrdered')).toHaveLength(writes.length);
+  expect(types).not.toContain('writeNodeState');
   // G1: each write's order is the workflow's start time (in its history, the same on replay) and its count of writes.
   const started = tsToMs(events[0]!.eventTime);
   expect(writes.map((w) => w.order)).toEqual(writes.map((_, i) => [started, i + 1]));

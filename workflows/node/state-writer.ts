@@ -44,6 +44,11 @@ const { writeNodeState, deleteStageJob, readNode } = proxyActivities<KeelsonActi
 });
 
 const WRITE_RETRY_MAX_SECONDS = 300;
+/** The timer after a stale write: one workflow task to complete before the next write, only after a crash or stall. */
+const STALE_WRITE_FENCE_MS = 1000;
+
+/** The annotation value on the Node after a write, and the order there when it was a later write's (a stale one). */
+type WriteResult = { written: string; newerOnNode?: NodeWriteOrder };
 
 /** The node's counts of its progress reports and of its writes, carried across continue-as-new (carried.ts). */
 export interface WriterCounts {
@@ -61,6 +66,8 @@ export class NodeStateWriter {
   private readonly lastQueued = new Map<string, string>();
   /** Per rollout, the last progress report a write carried: a write that changes nothing it judges by sends none. */
   private readonly lastReported = new Map<string, LastReport>();
+  /** Per rollout, the order on the Node with `previous`, when known (not across continue-as-new): tested too (G1). */
+  private readonly previousOrder = new Map<string, NodeWriteOrder>();
   private queued = 0;
   private written = 0;
   private inFlight = false;
@@ -108,6 +115,7 @@ export class NodeStateWriter {
   forget(rollout: string): void {
     this.lastQueued.delete(rollout);
     this.lastReported.delete(rollout);
+    this.previousOrder.delete(rollout);
     delete this.previous[rollout];
   }
 
@@ -153,21 +161,58 @@ export class NodeStateWriter {
       // local one without an order.
       const ordered = local && isPatched(PATCHES.orderedLocalWrites);
       const remote = local && !ordered && isPatched(PATCHES.nodeStateWritesRemote);
-      this.previous[next.rollout] = await this.write(
+      const order = ordered ? this.nextOrder() : undefined;
+      const previousOrder = order && this.previousOrder.get(next.rollout);
+      const { written, newerOnNode } = await this.write(
         {
           ...next,
           node: this.node,
           previous: this.previous[next.rollout] ?? null,
-          ...(ordered && { order: this.nextOrder() }),
+          ...(order && { order }),
+          ...(previousOrder && { previousOrder }),
           ...(due.length > 0 && { deleteJobs: due.map((d) => d.job) }),
           ...(local && this.progress(next)),
         },
         local && !remote,
+        ordered,
       );
+      this.previous[next.rollout] = written;
+      if (order) this.previousOrder.set(next.rollout, newerOnNode ?? order);
       if (!local) await this.report(next);
+      if (newerOnNode) await this.afterStale(next, taken, due, newerOnNode);
+      else this.written += taken;
       this.inFlight = false;
-      this.written += taken;
     }
+  }
+
+  /**
+   * A stale write (G1) wrote nothing, deleted nothing and reported nothing. A durable step comes first: a worker
+   * whose workflow task was lost while its local activities ran cannot complete a task, so it stops here instead of
+   * writing its older snapshots over the live worker's. Then the snapshot is not counted as written: it goes again,
+   * above the Node's order, unless a later one of its rollout is queued and carries it. Its Jobs wait for the write
+   * that carries it (G3), and its report goes out with that write.
+   */
+  private async afterStale(
+    snapshot: NodeStateSnapshot,
+    taken: number,
+    due: { job: FinishedStageJob; after: number }[],
+    onNode: NodeWriteOrder,
+  ): Promise<void> {
+    await sleep(STALE_WRITE_FENCE_MS);
+    this.lastReported.delete(snapshot.rollout);
+    const later = this.queue.findIndex((s) => s.rollout === snapshot.rollout);
+    // An order of another start time is a later run's (this run's own is never below it): nothing to write again.
+    if (later < 0 && onNode[0] === workflowInfo().startTime.getTime()) {
+      this.queue.unshift(snapshot);
+      this.written += taken - 1;
+      this.deletes.unshift(...due);
+      return;
+    }
+    this.written += taken;
+    const carrier = later < 0 ? this.written : this.written + later + 1;
+    // The run loop takes the due deletes from the front: they stay sorted by the write they wait for.
+    this.deletes.push(...due.map((d) => ({ ...d, after: carrier })));
+    this.deletes.sort((a, b) => a.after - b.after);
   }
 
   /** The failure of the last write that failed, shown in the UI until a write succeeds. */
@@ -178,14 +223,15 @@ export class NodeStateWriter {
    * instead of failing the workflow task for ever. After another writer's change, its value is what the next write
    * replaces: the node workflow is the node state's one writer (G1), and says so in its log.
    */
-  private async write(input: WriteNodeStateInput, local: boolean): Promise<string> {
+  private async write(input: WriteNodeStateInput, local: boolean, ordered: boolean): Promise<WriteResult> {
     const calls = local ? kubeLocal : { writeNodeState, readNode };
+    const writeState = ordered ? kubeLocal.writeNodeStateOrdered : calls.writeNodeState;
     for (let attempt = 0; ; attempt++) {
       try {
-        const { written, newerOnNode } = await calls.writeNodeState(input);
+        const result = await writeState(input);
         this.lastFailure = null;
-        if (newerOnNode) this.passLater(input.rollout, newerOnNode);
-        return written;
+        if (result.newerOnNode) this.passLater(input.rollout, result.newerOnNode);
+        return result;
       } catch (err) {
         if (isCancellation(err)) throw err;
         // An activity's failure comes wrapped in an ActivityFailure; a local activity's may come bare.
@@ -202,9 +248,9 @@ export class NodeStateWriter {
           if (read.nodeState !== null && input.order && later && writtenAfter(later, input.order)) {
             this.lastFailure = null;
             this.passLater(input.rollout, later);
-            return read.nodeState;
+            return { written: read.nodeState, newerOnNode: later };
           }
-          input = { ...input, previous: read.nodeState };
+          input = { ...input, previous: read.nodeState, previousOrder: later };
         }
       }
     }
