@@ -22,6 +22,8 @@ export type { ActivityDeps, ActivitySettings } from './settings';
 export interface ActivityMetrics {
   nodeStateWritten(input: { rollout: string; status: Status; state: NodeState; previous: string | null }): void;
   nodeStateConflict(rollout: string): void;
+  /** A failed stage Job was kept for its logs (the retention) when the node workflow asked for its deletion. */
+  stageJobKept(): void;
   stageEnded(input: {
     rollout: string;
     package: string;
@@ -64,7 +66,7 @@ export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetric
   const { settings, metrics, workloads } = deps;
   const w = { clients, settings, workloads };
   const prefix = settings.keyPrefix;
-  const stageJobs = stageJobActivities(w);
+  const stageJobs = stageJobActivities(w, metrics);
   const writeState: KeelsonActivities['writeNodeState'] = async (input) => {
     try {
       const out = await writeNodeState(clients, prefix, input);

@@ -153,6 +153,7 @@ export async function runJob(
 
 export function stageJobActivities(
   w: WaitContext,
+  metrics?: { stageJobKept(): void },
 ): Pick<KeelsonActivities, 'runStage' | 'setStageDeadline' | 'suspendStageJob' | 'deleteStageJob'> {
   const namespace = w.settings.namespace;
   const patchJob = async (jobName: string, spec: Record<string, unknown>) => {
@@ -200,7 +201,10 @@ export function stageJobActivities(
       }
       const { jobName, failed, podNamespace, unfinished } = input;
       // A failed Job is kept for its logs, unless it has not finished: it could still start its pod.
-      if (failed && !unfinished && w.settings.jobRetentionSeconds > 0) return;
+      if (failed && !unfinished && w.settings.jobRetentionSeconds > 0) {
+        metrics?.stageJobKept();
+        return;
+      }
       // An adopted legacy pod keeps running its pause container: left in place, every later rerun would adopt it again.
       if (podNamespace) {
         await kubeOptional('delete', `pod ${podNamespace}/${jobName}`, () =>

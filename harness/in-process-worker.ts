@@ -6,6 +6,8 @@ import { installTestRuntime } from './runtime';
 // deployment would give it) running in the test's own process.
 
 export interface InProcessWorker {
+  /** Where its metrics endpoint listens (`http://127.0.0.1:<port>/metrics`). */
+  metricsUrl: string;
   /** Stops polling, waits for the worker to end, and closes its connections. */
   stop(): Promise<void>;
 }
@@ -14,7 +16,10 @@ export async function startInProcessWorker(settings: Record<string, string | und
   installTestRuntime();
   const running = await startWorker(loadConfig(settings));
   const done = running.worker.run();
+  const address = running.metricsServer.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
   return {
+    metricsUrl: `http://127.0.0.1:${port}/metrics`,
     async stop() {
       running.worker.shutdown();
       await done;

@@ -67,6 +67,12 @@ export const METRICS: readonly MetricDescription[] = [
     help: 'node-state writes refused because another writer changed the annotation (ForeignNodeStateWrite)',
   },
   {
+    name: 'keelson_stage_jobs_kept_total',
+    type: 'counter',
+    labels: [],
+    help: 'failed stage Jobs kept for their logs once their outcome was recorded (KEELSON_JOB_RETENTION_SECONDS above 0)',
+  },
+  {
     name: 'keelson_stage_duration_seconds',
     type: 'histogram',
     labels: ['rollout', 'package', 'stage', 'outcome'],
@@ -151,6 +157,7 @@ export class KeelsonMetrics implements ActivityMetrics {
   private readonly transitions: Counter;
   private readonly writes: Counter;
   private readonly conflicts: Counter;
+  private readonly kept: Counter;
   private readonly durations: Histogram;
   private readonly failedPods: Counter;
   private readonly refreshErrors: Counter;
@@ -173,6 +180,7 @@ export class KeelsonMetrics implements ActivityMetrics {
     this.transitions = counter('keelson_stage_transitions_total');
     this.writes = counter('keelson_node_state_writes_total');
     this.conflicts = counter('keelson_node_state_write_conflicts_total');
+    this.kept = counter('keelson_stage_jobs_kept_total');
     this.failedPods = counter('keelson_stage_failed_pods_total');
     this.refreshErrors = counter('keelson_metrics_refresh_errors_total');
     this.durations = new Histogram({
@@ -223,6 +231,10 @@ export class KeelsonMetrics implements ActivityMetrics {
 
   nodeStateConflict(rollout: string): void {
     this.conflicts.inc({ rollout });
+  }
+
+  stageJobKept(): void {
+    this.kept.inc();
   }
 
   /** A stage or interrupt Job ended (or was adopted and ended): its duration and failed pod attempts. */

@@ -74,29 +74,32 @@ const BASELINED_PATCHES = {
    * calls stay local: a local write lost with its workflow task in a worker crash ran again after a later write (G1).
    */
   nodeStateWritesRemote: 'node-state-writes-remote',
+} as const;
+
+/** Every patch of BASELINED_PATCHES: a run recorded with it takes their new branches without asking each. */
+const BASELINE = 'baseline-2026-12';
+
+export const PATCHES = {
+  ...BASELINED_PATCHES,
+  baseline202612: BASELINE,
+  // Changes made with the baseline, never released without it: the baseline's marker is theirs.
   /**
    * Interrupt permits ride on the admission (the desire) when every node in flight fits the compartment's ceiling; a
    * node asks for one only otherwise.
    */
-  permitWithAdmission: 'permit-with-admission',
+  permitWithAdmission: BASELINE,
   /**
    * Node-state writes are local activities once more, each with an order that only grows (the node workflow's start
    * time, its count of writes) put on the Node with it: a write run again after a later one landed finds the higher
    * order there and writes nothing (G1), and the writer, after a timer, writes its snapshot again above it. Their
    * local activity is writeNodeStateOrdered: a build from before them fails to replay them.
    */
-  orderedLocalWrites: 'ordered-local-writes',
+  orderedLocalWrites: BASELINE,
   /**
    * G13: a lease check carries the status the rollout holds for the node, and a node settled otherwise reports again
    * (a reset of the rollout dropped the report).
    */
-  reportOnLeaseCheck: 'report-on-lease-check',
-} as const;
-
-export const PATCHES = {
-  ...BASELINED_PATCHES,
-  /** Every patch above: a run recorded with it takes their new branches without asking each. */
-  baseline202612: 'baseline-2026-12',
+  reportOnLeaseCheck: BASELINE,
 } as const;
 
 export type PatchId = (typeof PATCHES)[keyof typeof PATCHES];

@@ -162,7 +162,9 @@ describe('docs agree with the code', () => {
   test('metrics.md documents every metric the worker registers, with its type and labels', () => {
     const text = docs.find((d) => d.file === 'metrics.md')!.text.replace(/ +/g, ' ');
     for (const m of METRICS) {
-      expect(text).toContain(`| \`${m.name}\` | ${m.type} | ${m.labels.join(', ')} | ${m.help} |`);
+      const row = `| \`${m.name}\` | ${m.type} | ${m.labels.join(', ')} | ${m.help} |`;
+      // A metric without labels has an empty cell: its row's spaces collapse as the page's do.
+      expect(text).toContain(row.replace(/ +/g, ' '));
     }
   });
 });

@@ -142,6 +142,15 @@ export class InProcessKeelson {
       });
   }
 
+  /** A metric of the worker, summed over its label sets (0 before it has any). */
+  async metric(name: string): Promise<number> {
+    const text = await (await fetch(this.worker!.metricsUrl)).text();
+    return text
+      .split('\n')
+      .filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`))
+      .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+  }
+
   /** Messages of the activity failures (retries exhausted or non-retryable) in a workflow's history. */
   async activityFailures(workflowId: string): Promise<string[]> {
     const events = (await this.client.ctx.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];

@@ -74,8 +74,6 @@ test('a node admitted with a permit it has no use for hands it back, and the nex
     expect(cordonedNodes(cluster)).toEqual(['node-b']);
     expect(cluster.callsOf('runInterrupt')).toHaveLength(1);
     expect(cluster.maxCordoned).toBe(1);
-    await recordHistory(t.env, rolloutWorkflowId('spare', 'spare'), 'rollout-baseline');
-    await recordHistory(t.env, nodeWorkflowId('spare', 'node-b'), 'node-baseline');
   });
 });
 
