@@ -70,7 +70,7 @@ export const METRICS: readonly MetricDescription[] = [
     name: 'keelson_stage_jobs_kept_total',
     type: 'counter',
     labels: [],
-    help: 'failed stage Jobs kept for their logs once their outcome was recorded (KEELSON_JOB_RETENTION_SECONDS above 0)',
+    help: 'deletes of failed stage Jobs declined to keep their logs (KEELSON_JOB_RETENTION_SECONDS above 0); a delete asked again counts again',
   },
   {
     name: 'keelson_stage_duration_seconds',

@@ -12,7 +12,8 @@ import { patched } from '@temporalio/workflow';
 // A baseline stands for every patch released before it. A run that starts after it records one marker (and one
 // TemporalChangeVersion upsert) instead of one per patch, which was a fifth of a node workflow's history; a history
 // recorded before it has no baseline marker and branches on each patch as it did (`isPatched`). A patch added after
-// a baseline goes in PATCHES, outside BASELINED_PATCHES, and is asked on its own until the next baseline.
+// a baseline goes in PATCHES, outside BASELINED_PATCHES, and is asked on its own until the next baseline. A next
+// baseline is asked before this one, or a live run would record this one's marker again.
 
 const BASELINED_PATCHES = {
   // Node workflow

@@ -221,7 +221,8 @@ describe('a worker with KEELSON_JOB_RETENTION_SECONDS=3600', () => {
     // local activities, whose inputs history does not keep), and the worker kept it (retention > 0).
     await eventually(
       'the failed Job kept when its delete was asked',
-      async () => expect(await w.metric('keelson_stage_jobs_kept_total')).toBe(1),
+      // At least once: a local activity that runs again (a retry, a lost workflow task) asks again.
+      async () => expect(await w.metric('keelson_stage_jobs_kept_total')).toBeGreaterThanOrEqual(1),
       LONG,
     );
     await eventually(
