@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -13,12 +14,25 @@ function load<T extends KubeConfig>(kc: T): T {
   return kc;
 }
 
-/** New TLS connections opened by any https.Agent while `calls` runs. */
+const counting = new AsyncLocalStorage<true>();
+
+/**
+ * New TLS connections `calls` opens (any https.Agent). Only those made in its own async context count: a watch or a
+ * client another test file left running in this process may connect meanwhile.
+ */
 async function connectionsDuring(calls: () => Promise<void>): Promise<number> {
-  const spy = jest.spyOn(https.Agent.prototype, 'createConnection');
+  const createConnection = https.Agent.prototype.createConnection;
+  let opened = 0;
+  const spy = jest.spyOn(https.Agent.prototype, 'createConnection').mockImplementation(function (
+    this: https.Agent,
+    ...args: Parameters<typeof createConnection>
+  ) {
+    if (counting.getStore()) opened++;
+    return createConnection.apply(this, args);
+  });
   try {
-    await calls();
-    return spy.mock.calls.length;
+    await counting.run(true, calls);
+    return opened;
   } finally {
     spy.mockRestore();
   }
