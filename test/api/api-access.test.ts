@@ -96,6 +96,11 @@ test('the actor is the token name: in the start memo, the update and signal argu
     const s = await reader('GET', `/v1/rollouts/${name}`);
     expect(s.body.lastChange).toEqual({ action: 'resume', actor: 'operator', reason: 'freeze over', generation: 2 });
   }, 30_000);
+  // The pause may have come before the rollout admitted the node: a rerun needs the node to hold the rollout.
+  await eventually(async () => {
+    const node = await reader('GET', `/v1/nodes/${NODES[0]}`);
+    expect(node.body.rollouts?.[name]).toBeDefined();
+  }, 30_000);
   const rerun = await operator('POST', `/v1/nodes/${NODES[0]}/rerun`, { rollout: name, package: 'base' });
   expect(rerun.status).toBe(200);
   expect(rerun.body.actor).toBe('operator');
