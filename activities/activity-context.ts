@@ -15,6 +15,11 @@ export function heartbeat(details: unknown): void {
   current()?.heartbeat(details);
 }
 
+/** The details of the last heartbeat an earlier attempt of this activity sent (undefined on the first). */
+export function lastHeartbeat(): unknown {
+  return current()?.info.heartbeatDetails;
+}
+
 /** Rejects with the activity's CancelledFailure when it is cancelled; never settles outside an activity. */
 export function cancelled(): Promise<never> {
   return current()?.cancelled ?? new Promise<never>(() => undefined);

@@ -51,6 +51,11 @@ export interface RunInterruptInput extends RolloutRef {
   additionalTolerations: Toleration[];
   /** As RunStageInput.runId: a retained interrupt Job of an earlier run is never adopted (G11). */
   runId?: string;
+  /**
+   * A reboot interrupt's wait for the node to come back, in the same activity once the Job completed (patch
+   * reboot-in-interrupt): a new boot ID, then Ready, within timeoutSeconds, or the outcome fails as rebootTimeout.
+   */
+  reboot?: { previousBootId: string; timeoutSeconds: number };
 }
 
 export interface StageResult {
@@ -148,7 +153,10 @@ export interface KeelsonActivities {
   imagePolicy(): Promise<ImagePolicy>;
   /** Create or adopt the stage Job and wait for its end; cancelling leaves the Job in place. */
   runStage(input: RunStageInput): Promise<StageResult>;
-  /** Create or adopt the merged interrupt Job once no package workload runs on the node (G2), and wait for it. */
+  /**
+   * Create or adopt the merged interrupt Job once no package workload runs on the node (G2), and wait for it; with
+   * `reboot`, then for the node to come back.
+   */
   runInterrupt(input: RunInterruptInput): Promise<StageResult>;
   /** Patch a running stage Job's activeDeadlineSeconds after a stageTimeout change (G4). */
   setStageDeadline(input: StageJobRef & { activeDeadlineSeconds: number }): Promise<void>;
@@ -182,7 +190,13 @@ export interface KeelsonActivities {
   readNode(
     input: RolloutRef & { node: string },
   ): Promise<{ facts: NodeFacts; nodeState: string | null; nodeStateOrder?: NodeWriteOrder }>;
-  cordon(input: RolloutRef & { node: string }): Promise<void>;
+  /**
+   * With `drainRules` (patch drain-check-with-cordon), then whether a drain by them has nothing to do on the node
+   * (`nothingToDrain`): the drain activity is then not needed. Without, nothing (undefined).
+   */
+  cordon(
+    input: RolloutRef & { node: string; drainRules?: DrainRules },
+  ): Promise<{ nothingToDrain: boolean } | undefined>;
   /** Removes only a cordon that this rollout's annotation says Keelson made; returns whether it uncordoned. */
   uncordon(input: RolloutRef & { node: string }): Promise<boolean>;
   /** Waits while a pod matching the selector is Running or Pending on the node; false on timeout. */
@@ -201,4 +215,14 @@ export interface KeelsonActivities {
   listNodes(input: { selector: LabelSelector }): Promise<ListedNode[]>;
   /** Signal-with-start of a node workflow (workflows cannot start an unrelated workflow themselves). */
   ensureNodeWorkflow(input: { cluster: string; node: string; signal: string; args: unknown[] }): Promise<void>;
+  /**
+   * ensureNodeWorkflow for many nodes in one call (patch desires-in-one-activity): each signal's one argument is
+   * `shared` with the node's `own` fields over it.
+   */
+  ensureNodeWorkflows(input: {
+    cluster: string;
+    signal: string;
+    shared: object;
+    nodes: { node: string; own?: object }[];
+  }): Promise<void>;
 }

@@ -3,10 +3,10 @@ import type { NodeState, Package, Status } from '../model';
 import type { KeelsonActivities, StageResult } from './contract';
 import { makeClients } from './clients';
 import { cordon, removeTaint, uncordon } from './cordon';
-import { drain } from './drain';
+import { drain, nothingToDrain } from './drain';
 import { runInterrupt } from './interrupt';
 import { listNodes } from './nodes';
-import { ensureNodeWorkflow } from './node-workflows';
+import { ensureNodeWorkflow, ensureNodeWorkflows } from './node-workflows';
 import { signalWorkflow } from './workflow-signal';
 import { clearNodeState, readNode, writeNodeState } from './node-state';
 import { waitForProtectedPods } from './protected-pods';
@@ -98,7 +98,11 @@ export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetric
     writeNodeStateOrdered: writeState,
     readNode: (input) => readNode(clients, prefix, input),
     clearNodeState: (input) => clearNodeState(clients, prefix, input),
-    cordon: (input) => cordon(clients, prefix, input),
+    cordon: async (input) => {
+      await cordon(clients, prefix, input);
+      if (!input.drainRules) return undefined;
+      return { nothingToDrain: await nothingToDrain(clients, settings, input.node, input.drainRules) };
+    },
     uncordon: (input) => uncordon(clients, prefix, input),
     waitForProtectedPods: (input) => waitForProtectedPods(clients, settings, input),
     drain: (input) => drain(clients, settings, input),
@@ -112,5 +116,6 @@ export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetric
     removeTaint: (input) => removeTaint(clients, input),
     listNodes: ({ selector }) => listNodes(clients, selector),
     ensureNodeWorkflow: (input) => ensureNodeWorkflow(deps.temporal, settings.taskQueue, input),
+    ensureNodeWorkflows: (input) => ensureNodeWorkflows(deps.temporal, settings.taskQueue, input),
   };
 }

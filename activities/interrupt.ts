@@ -1,12 +1,16 @@
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
+import { ApplicationFailure } from '@temporalio/common';
 import { buildInterruptJob } from '../model';
 import type { RunInterruptInput, StageResult } from './contract';
 import { cancelled, heartbeat } from './activity-context';
 import { upsertStageConfigMaps } from './configmaps';
 import { rawPodVerdict } from './job-outcome';
 import type { WaitContext } from './job-watch';
+import { kube } from './kube-errors';
+import { waitForReboot } from './reboot';
 import { jobContext, runJob } from './stage-jobs';
 import { ChangeSignal, WatchCache } from './watch-cache';
+import { FAILURE_TYPES } from '../model/failure-types';
 import {
   isInterruptWorkload,
   isJobFinished,
@@ -75,6 +79,12 @@ export async function waitForNoPackageWorkload(w: WaitContext, node: string, job
   }
 }
 
+/** The node's boot ID now ('' when it reports none). */
+async function bootIdOf(w: WaitContext, node: string): Promise<string> {
+  const read = await kube('read', `node ${node}`, () => w.clients.core.readNode({ name: node }));
+  return read.status?.nodeInfo?.bootID ?? '';
+}
+
 export async function runInterrupt(w: WaitContext, input: RunInterruptInput): Promise<StageResult> {
   const ctx = jobContext(w, input);
   const manifest = buildInterruptJob(ctx, input.owner, input.interrupt);
@@ -83,7 +93,14 @@ export async function runInterrupt(w: WaitContext, input: RunInterruptInput): Pr
   // Once this run's interrupt Job exists the gate has been passed: waiting again would wait on nothing new. Another
   // run's (a retained failed reboot) passed no gate for this one.
   const existing = w.workloads.keelsonJobs.get(ctx.namespace, name);
-  if (!existing || isStaleRun(existing, input.runId)) await waitForNoPackageWorkload(w, input.node, name);
+  const fresh = !existing || isStaleRun(existing, input.runId);
+  // A reboot already seen (a new boot ID) with no Job of this run left: an earlier attempt's Job completed and went
+  // (its TTL ran out during a long reboot) before this retry. Creating it again would reboot the node twice.
+  if (fresh && input.reboot && (await bootIdOf(w, input.node)) !== input.reboot.previousBootId) {
+    await waitForReboot(w.clients, w.settings, { node: input.node, ...input.reboot });
+    return { outcome: 'complete', reason: 'Complete', jobName: name, adopted: false, failedPods: 0, logTail: '' };
+  }
+  if (fresh) await waitForNoPackageWorkload(w, input.node, name);
   const identity = {
     rollout: input.rollout,
     node: input.node,
@@ -92,5 +109,19 @@ export async function runInterrupt(w: WaitContext, input: RunInterruptInput): Pr
     stage: 'interrupt',
     runId: input.runId,
   };
-  return runJob(w, manifest, identity, () => upsertStageConfigMaps(w.clients, ctx, input.owner));
+  const result = await runJob(w, manifest, identity, () => upsertStageConfigMaps(w.clients, ctx, input.owner));
+  if (result.outcome !== 'complete' || !input.reboot) return result;
+  try {
+    await waitForReboot(w.clients, w.settings, { node: input.node, ...input.reboot });
+    return result;
+  } catch (err) {
+    // G13: a node that does not come back is an erroring interrupt, recorded like a failed Job.
+    if (!(err instanceof ApplicationFailure) || err.type !== FAILURE_TYPES.rebootTimeout) throw err;
+    return {
+      ...result,
+      outcome: 'failed',
+      reason: FAILURE_TYPES.rebootTimeout,
+      logTail: `${err.type}: ${err.message}`,
+    };
+  }
 }

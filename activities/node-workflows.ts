@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { heartbeat, lastHeartbeat, throwIfCancelled } from './activity-context';
 import { nodeWorkflowId } from '../model/workflow-ids';
 import { FAILURE_TYPES } from '../model/failure-types';
 
@@ -29,4 +30,35 @@ export async function ensureNodeWorkflow(
     signalArgs: input.args,
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
+}
+
+/** How many node workflows one ensureNodeWorkflows call signals at once. */
+const AT_ONCE = 16;
+
+/**
+ * ensureNodeWorkflow for many nodes in one activity (a batch's admission): each node's signal carries the shared
+ * arguments and its own (a permit granted with its admission). It heartbeats the nodes done after each round: a
+ * retry resumes there (a node signalled twice takes the same desire as once, DesireArgs.permit), and a cancelled
+ * rollout stops it before the next round, so no desire reaches a node after the rollout's forget.
+ */
+export async function ensureNodeWorkflows(
+  client: Client | undefined,
+  taskQueue: string,
+  input: { cluster: string; signal: string; shared: object; nodes: { node: string; own?: object }[] },
+): Promise<void> {
+  const resumed = lastHeartbeat() as { done?: number } | undefined;
+  for (let i = resumed?.done ?? 0; i < input.nodes.length; i += AT_ONCE) {
+    await throwIfCancelled();
+    await Promise.all(
+      input.nodes.slice(i, i + AT_ONCE).map((n) =>
+        ensureNodeWorkflow(client, taskQueue, {
+          cluster: input.cluster,
+          node: n.node,
+          signal: input.signal,
+          args: [{ ...input.shared, ...n.own }],
+        }),
+      ),
+    );
+    heartbeat({ done: Math.min(i + AT_ONCE, input.nodes.length) });
+  }
 }

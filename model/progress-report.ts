@@ -1,10 +1,12 @@
-import type { PackageProgress, Status } from './node-state';
+import type { PackageProgress, State, Status } from './node-state';
 
 // Which node-state writes a node reports to its rollout (issue 15). The rollout judges batches by the node's status
-// and shows each package's state and restarts; a stage that changes within a running package only moves its status
-// view along. So a write is reported when the status, the generation or a package's version, state or restarts
-// changes, and a change of stage alone only when the last report is STAGE_REPORT_INTERVAL_MS old: quick stages are
-// coalesced into the next report, and a node's last write is reported whenever it changes what the rollout judges by.
+// and shows each package's state and restarts; a package that moves through its stages (each one in progress, then
+// complete) only moves its status view along. So a write is reported when the status, the generation, a package's
+// version or restarts changes, a package starts or stops erroring, or the node starts or stops running a stage; a
+// change of stage alone (one stage's end and the next one's start, in one write) only when the last report is
+// STAGE_REPORT_INTERVAL_MS old. Quick stages are coalesced into the next report, and whenever the node runs nothing
+// (it waits for a permit, a dependency, its next rollout, or is done) the rollout holds what the Node says.
 
 /** How stale a running package's stage may be in the rollout's status view before a write reports it alone. */
 export const STAGE_REPORT_INTERVAL_MS = 10_000;
@@ -28,15 +30,20 @@ function sortedEntries(state: ProgressToReport['state']): PackageProgress[] {
     .map((k) => state[k]!);
 }
 
+/** A package's state as a report judges it: erroring and unknown matter at once; the rest is where it is. */
+function judgedState(state: State): string {
+  return state === 'erroring' || state === 'unknown' ? state : 'moving';
+}
+
 /** The report a write would send, as the rollout judges it and as its status view shows the stages. */
 export function reportOf(p: ProgressToReport, at: number): LastReport {
   const entries = sortedEntries(p.state);
   return {
     judged: [
-      `${p.generation} ${p.status}`,
-      ...entries.map((e) => `${e.name}|${e.version} ${e.state} ${e.restarts ?? 0}`),
+      `${p.generation} ${p.status} ${entries.some((e) => e.state === 'in_progress') ? 'running' : 'idle'}`,
+      ...entries.map((e) => `${e.name}|${e.version} ${judgedState(e.state)} ${e.restarts ?? 0}`),
     ].join('\n'),
-    stages: entries.map((e) => `${e.name}|${e.version} ${e.stage}`).join('\n'),
+    stages: entries.map((e) => `${e.name}|${e.version} ${e.stage} ${e.state}`).join('\n'),
     at,
   };
 }

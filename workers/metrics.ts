@@ -76,7 +76,7 @@ export const METRICS: readonly MetricDescription[] = [
     name: 'keelson_stage_duration_seconds',
     type: 'histogram',
     labels: ['rollout', 'package', 'stage', 'outcome'],
-    help: 'time a stage or interrupt Job took, from the activity start to its outcome (complete or failed)',
+    help: "time a stage or interrupt Job took, from the activity start to its outcome (complete or failed); a reboot's includes the wait for the node to come back (a RebootTimeout is `failed`)",
   },
   {
     name: 'keelson_stage_failed_pods_total',

@@ -101,6 +101,16 @@ export const PATCHES = {
    * (a reset of the rollout dropped the report).
    */
   reportOnLeaseCheck: BASELINE,
+  /** A reboot interrupt's activity waits for the node to come back itself: no waitForReboot activity after it. */
+  rebootInInterrupt: BASELINE,
+  /** A node's search attributes wait for its rollouts' first read of the Node: no "waiting" upsert at its start. */
+  uiAfterInit: BASELINE,
+  /** The node-state writer waits one round of the workflow's coroutines, so the node loop's next step joins a write. */
+  writeAfterStep: BASELINE,
+  /** The cordon's local activity tells whether a drain has anything to do: none, no drain activity. */
+  drainCheckWithCordon: BASELINE,
+  /** The desires a pass queues go out in one activity (ensureNodeWorkflows), not one activity per node. */
+  desiresInOneActivity: BASELINE,
 } as const;
 
 export type PatchId = (typeof PATCHES)[keyof typeof PATCHES];

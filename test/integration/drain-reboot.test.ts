@@ -55,6 +55,11 @@ test('a drain blocked by a PDB waits, then goes through when the PDB allows it',
     const pdb = await policy.readNamespacedPodDisruptionBudget({ name: 'guard', namespace: ns });
     return pdb.status?.currentHealthy === 1 ? true : undefined;
   });
+  // The cordon's drain check judges the pods as the drain does: a pod to evict leaves the drain to its activity.
+  const ref = { rollout: `${ROLLOUT}-check`, kind: 'Skyhook' as const, generation: 1, node };
+  const rules = { ...drainRules(undefined), force: true };
+  expect(await activities.cordon({ ...ref, drainRules: rules })).toEqual({ nothingToDrain: false });
+  expect(await activities.cordon(ref)).toBeUndefined();
   const started = Date.now();
   const draining = activities.drain({ node, timeoutSeconds: 60, onTimeout: 'fail' });
   await new Promise((r) => setTimeout(r, 4000));
@@ -72,6 +77,8 @@ test('a drain blocked by a PDB waits, then goes through when the PDB allows it',
   expect(seconds).toBeGreaterThanOrEqual(4);
   const left = await env.core.listNamespacedPod({ namespace: ns, fieldSelector: `spec.nodeName=${node}` });
   expect(left.items.map((p) => p.metadata?.name)).toEqual(['ds-pod']); // DaemonSet pods are skipped
+  expect(await activities.cordon({ ...ref, drainRules: rules })).toEqual({ nothingToDrain: true });
+  expect(await activities.uncordon(ref)).toBe(true);
 });
 
 test('a drain past its timeout with policy fail names the pods still there', async () => {
@@ -192,6 +199,57 @@ test('a simulated reboot is detected by its new boot ID, then Ready', async () =
   await expect(
     activities.waitForReboot({ node, previousBootId: after.facts.bootId, timeoutSeconds: 2 }),
   ).rejects.toMatchObject({ type: 'RebootTimeout' });
+});
+
+test('G13 a reboot interrupt waits in its own activity: complete once the node is back, RebootTimeout when it is not', async () => {
+  const { activities } = testActivities(ns);
+  const node = 'node-009';
+  const ref = { rollout: `${ROLLOUT}-inside`, kind: 'Skyhook' as const, generation: 1, node };
+  const before = (await activities.readNode(ref)).facts.bootId;
+  const rebooted = await activities.runInterrupt({
+    ...ref,
+    owner: pkg('reboot-pkg', { KEELSON_SIM_REBOOT_SECONDS: '3' }),
+    interrupt: { type: 'reboot' },
+    timeoutSeconds: 120,
+    additionalTolerations: [],
+    runId: 'inside-1',
+    reboot: { previousBootId: before, timeoutSeconds: 60 },
+  });
+  expect(rebooted).toMatchObject({ outcome: 'complete', reason: 'Complete' });
+  const after = (await activities.readNode(ref)).facts;
+  expect(after.bootId).not.toBe(before);
+  expect(after.ready).toBe(true);
+  // An interrupt that does not reboot the node (a noop) with the reboot's wait: the node never comes back as new.
+  const stayed = await activities.runInterrupt({
+    ...ref,
+    owner: pkg('noop-pkg'),
+    interrupt: { type: 'noop' },
+    timeoutSeconds: 120,
+    additionalTolerations: [],
+    runId: 'inside-2',
+    reboot: { previousBootId: after.bootId, timeoutSeconds: 2 },
+  });
+  expect(stayed).toMatchObject({
+    outcome: 'failed',
+    reason: 'RebootTimeout',
+    logTail: expect.stringMatching(/^RebootTimeout: node node-009 did not come back from its reboot within 2s/),
+  });
+  // A retry after its Job completed and went (its TTL ran out during a long reboot): the node already shows a new
+  // boot ID, so no Job is created again and the node is not rebooted twice.
+  const retried = await activities.runInterrupt({
+    ...ref,
+    owner: pkg('reboot-pkg', { KEELSON_SIM_REBOOT_SECONDS: '3' }),
+    interrupt: { type: 'reboot' },
+    timeoutSeconds: 120,
+    additionalTolerations: [],
+    runId: 'inside-3',
+    reboot: { previousBootId: before, timeoutSeconds: 60 },
+  });
+  expect(retried).toMatchObject({ outcome: 'complete', adopted: false });
+  await expect(env.batch.readNamespacedJob({ name: retried.jobName, namespace: ns })).rejects.toMatchObject({
+    code: 404,
+  });
+  expect((await activities.readNode(ref)).facts.bootId).toBe(after.bootId);
 });
 
 test('G11 a retained failed interrupt Job of an earlier run does not fail the next reboot', async () => {

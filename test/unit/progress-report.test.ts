@@ -1,7 +1,7 @@
 import { reportDue, reportOf, STAGE_REPORT_INTERVAL_MS, type ProgressToReport, type Stage } from '../../model';
 
-// Which node-state writes report to the rollout: every change the rollout judges by, and a running package's stage
-// alone only once the last report is STAGE_REPORT_INTERVAL_MS old.
+// Which node-state writes report to the rollout: every change the rollout judges by, and a running package's stage or
+// its in-progress/complete alone only once the last report is STAGE_REPORT_INTERVAL_MS old.
 
 const progress = (over: Partial<ProgressToReport> = {}, stage: Stage = 'apply'): ProgressToReport => ({
   generation: 1,
@@ -14,13 +14,14 @@ test('the first write to a rollout reports', () => {
   expect(reportDue(undefined, reportOf(progress(), 0))).toBe(true);
 });
 
-test('a change of status, generation, package state, restarts or version reports at once', () => {
+test('a change of status, generation, erroring, restarts or version reports at once', () => {
   const last = reportOf(progress(), 1000);
   const entry = progress().state['driver|1.0.0']!;
   const changed: ProgressToReport[] = [
     progress({ status: 'complete' }),
     progress({ generation: 2 }),
     progress({ state: { 'driver|1.0.0': { ...entry, state: 'erroring' } } }),
+    progress({ state: { 'driver|1.0.0': { ...entry, state: 'unknown' } } }),
     progress({ state: { 'driver|1.0.0': { ...entry, restarts: 1 } } }),
     progress({ state: { 'driver|2.0.0': { ...entry, version: '2.0.0' } } }),
     progress({ state: { ...progress().state, 'tools|1.0.0': { ...entry, name: 'tools' } } }),
@@ -34,6 +35,39 @@ test('a stage change alone waits for the interval; nothing new never reports', (
   expect(reportDue(last, later(STAGE_REPORT_INTERVAL_MS - 1))).toBe(false);
   expect(reportDue(last, later(STAGE_REPORT_INTERVAL_MS))).toBe(true);
   expect(reportDue(last, reportOf(progress(), 1000 + 10 * STAGE_REPORT_INTERVAL_MS))).toBe(false);
+});
+
+test('a stage that ends as the next starts waits for the interval; a node left running nothing reports at once', () => {
+  const entry = progress().state['driver|1.0.0']!;
+  const tools = { ...entry, name: 'tools', stage: 'config' as const };
+  const last = reportOf(progress({ state: { 'driver|1.0.0': entry, 'tools|1.0.0': tools } }), 1000);
+  // driver's apply ended and its config started in the same write: still running a stage.
+  const next = (ms: number) =>
+    reportOf(progress({ state: { 'driver|1.0.0': { ...entry, stage: 'config' }, 'tools|1.0.0': tools } }), 1000 + ms);
+  expect(reportDue(last, next(1))).toBe(false);
+  expect(reportDue(last, next(STAGE_REPORT_INTERVAL_MS))).toBe(true);
+  // One package completes while the other goes on: still running.
+  const oneDone = reportOf(
+    progress({ state: { 'driver|1.0.0': { ...entry, state: 'complete' }, 'tools|1.0.0': tools } }),
+    1001,
+  );
+  expect(reportDue(last, oneDone)).toBe(false);
+  // Nothing runs any more (waiting for a permit, or the other package erroring): the view must not stay behind.
+  const idle = reportOf(progress({ state: { 'driver|1.0.0': { ...entry, state: 'complete' } } }), 1001);
+  expect(reportDue(reportOf(progress(), 1000), idle)).toBe(true);
+  const erroring = reportOf(progress({ state: { 'driver|1.0.0': { ...entry, state: 'erroring' } } }), 1000);
+  expect(reportDue(erroring, reportOf(progress(), 1001))).toBe(true);
+});
+
+test('erroring A, then B completing seconds later with nothing left to run: the rollout hears of B', () => {
+  const a = { name: 'a', version: '1', stage: 'apply' as const, state: 'erroring' as const };
+  const b = { name: 'b', version: '1', stage: 'config' as const, state: 'in_progress' as const };
+  const sent = reportOf(progress({ status: 'erroring', state: { 'a|1': a, 'b|1': b } }), 1000);
+  const bDone = reportOf(
+    progress({ status: 'erroring', state: { 'a|1': a, 'b|1': { ...b, state: 'complete' } } }),
+    4000,
+  );
+  expect(reportDue(sent, bDone)).toBe(true);
 });
 
 test('restarts absent and zero are the same; entry order does not matter', () => {

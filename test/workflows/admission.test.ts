@@ -1,7 +1,7 @@
 import type { RunStageInput } from '../../activities/contract';
 import { stageJobName } from '../../model';
-import { statusQuery } from '../../workflows/messages';
-import { rolloutWorkflowId } from '../../model/workflow-ids';
+import { nodeStateQuery, statusQuery } from '../../workflows/messages';
+import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
 import { FakeCluster } from './fake-cluster';
 import { eventually, recordHistory, rolloutSpec, startRollout, statusBecomes, useTemporal, withWorker } from './env';
 
@@ -181,6 +181,9 @@ test('a batch is sent to its nodes at once, not one round trip after another', a
     ),
   );
   expect(Math.max(...firstSends) - Math.min(...firstSends)).toBeLessThan(1500);
+  // One activity for the batch's desires, not one per node (patch desires-in-one-activity).
+  const batches = cluster.callsOf('ensureNodeWorkflows').map((c) => (c.input as { nodes: { node: string }[] }).nodes);
+  expect(batches[0]!.map((n) => n.node).sort()).toEqual([...names].sort());
 });
 
 test("a node the rollout admitted is not blocked by a taint its own work brings (a reboot's not-ready): its batch waits for it", async () => {
@@ -217,4 +220,36 @@ test("a node the rollout admitted is not blocked by a taint its own work brings 
     await recordHistory(t.env, rolloutWorkflowId('rebooting', 'rebooting'), 'rollout-taints-block-before-admission');
     await handle.cancel();
   });
+});
+
+test('a rollout deleted while its batch of desires is being sent: its forgets go out after them, and no node keeps it', async () => {
+  const names = nodes(3, 'deleted');
+  const cluster = new FakeCluster(names);
+  cluster.ensureNodeWorkflowMs = 2000;
+  const spec = rolloutSpec('deleted', {
+    interruptionBudget: { count: 3 },
+    packages: { base: { version: '1.0.0', image: image('base') } },
+  });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await startRollout(t.env, taskQueue, spec, { cluster: 'deleted' });
+    await eventually(() => expect(cluster.callsOf('ensureNodeWorkflows')).toHaveLength(1));
+    await handle.cancel();
+    await expect(handle.result()).rejects.toThrow();
+    for (const node of names) {
+      await eventually(async () => {
+        const d = await t.env.client.workflow.getHandle(nodeWorkflowId('deleted', node)).describe();
+        if (d.status.name === 'RUNNING') {
+          const view = await t.env.client.workflow.getHandle(d.workflowId).query(nodeStateQuery);
+          expect(Object.keys(view.rollouts)).toEqual([]);
+        }
+      }, 30_000);
+    }
+  });
+  // Every desire was sent before the rollout ended; none after.
+  expect(
+    cluster
+      .callsOf('ensureNodeWorkflow')
+      .map((c) => (c.input as { node: string }).node)
+      .sort(),
+  ).toEqual([...names].sort());
 });

@@ -86,6 +86,8 @@ export class FakeCluster {
   suspendForbidden = false;
   /** How long a drain takes. */
   drainMs = 0;
+  /** Whether nodes run pods a drain evicts: with none, the cordon's drain check spares the drain activity. */
+  workloadPods = true;
   /** How long runStage takes before it creates a new Job. */
   createDelayMs = 0;
   /** Jobs fail with DeadlineExceeded once they ran past activeDeadlineSeconds, as the Job controller fails them. */
@@ -290,14 +292,18 @@ export class FakeCluster {
         const node = this.nodes.find((n) => n.name === input.node)!;
         if (input.interrupt.type === 'reboot' && !this.rebootHangs)
           node.bootId = `${node.name}-boot-${this.callsOf('runInterrupt').length}`;
-        return {
-          outcome: 'complete',
+        const done = {
+          outcome: 'complete' as const,
           reason: 'Complete',
           jobName: `interrupt-${input.node}`,
           adopted: false,
           failedPods: 0,
           logTail: '',
         };
+        // As the activity: the reboot's wait in the same call, a node that does not come back a failed outcome.
+        if (!input.reboot || node.bootId !== input.reboot.previousBootId) return done;
+        const message = `node ${input.node} did not come back from its reboot within ${input.reboot.timeoutSeconds}s`;
+        return { ...done, outcome: 'failed' as const, reason: 'RebootTimeout', logTail: `RebootTimeout: ${message}` };
       },
       setStageDeadline: async (input) => {
         record('setStageDeadline', input);
@@ -350,6 +356,7 @@ export class FakeCluster {
         this.cordoned.add(input.node);
         this.maxCordoned = Math.max(this.maxCordoned, this.cordoned.size);
         this.countDisrupted();
+        return input.drainRules ? { nothingToDrain: !this.workloadPods } : undefined;
       },
       uncordon: async (input) => {
         record('uncordon', input);
@@ -413,6 +420,28 @@ export class FakeCluster {
           signal: input.signal,
           signalArgs: input.args,
         });
+      },
+      // As the real activity: one signal-with-start per node, each recorded as ensureNodeWorkflow would be.
+      ensureNodeWorkflows: async (input) => {
+        record('ensureNodeWorkflows', input);
+        await new Promise((r) => setTimeout(r, this.ensureNodeWorkflowMs));
+        for (const n of input.nodes) {
+          const single = {
+            cluster: input.cluster,
+            node: n.node,
+            signal: input.signal,
+            args: [{ ...input.shared, ...n.own }],
+          };
+          record('ensureNodeWorkflow', single);
+          if (!this.startNodeWorkflows) continue;
+          await client.workflow.signalWithStart('nodeWorkflow', {
+            workflowId: nodeWorkflowId(input.cluster, n.node),
+            taskQueue,
+            args: [{ cluster: input.cluster, node: n.node }],
+            signal: input.signal,
+            signalArgs: single.args,
+          });
+        }
       },
     };
   }

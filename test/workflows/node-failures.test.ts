@@ -76,7 +76,10 @@ test('G13 a node that does not come back from its reboot ends erroring (RebootTi
       lastError: expect.stringContaining('RebootTimeout: node node-a did not come back'),
     });
     await sleep(1500);
-    expect(cluster.callsOf('waitForReboot')).toHaveLength(1);
+    // The wait ran inside the interrupt's activity, once: no wait again, no second interrupt before the rerun.
+    expect(cluster.callsOf('waitForReboot')).toHaveLength(0);
+    expect(cluster.callsOf('runInterrupt')).toHaveLength(1);
+    expect(cluster.callsOf('runInterrupt')[0]!.input).toMatchObject({ reboot: { previousBootId: expect.any(String) } });
     // Once the node reboots, a rerun of the interrupt completes the package.
     cluster.rebootHangs = false;
     await node('nohome').executeUpdate(rerunUpdate, {

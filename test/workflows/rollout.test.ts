@@ -55,7 +55,9 @@ test('3 packages with dependsOn on 5 nodes with a budget of 2: stage order, at m
       expect(stages).toHaveLength(7);
     }
     expect(cluster.callsOf('runInterrupt')).toHaveLength(5);
-    expect(cluster.callsOf('waitForReboot')).toHaveLength(5);
+    // Each reboot's wait for the node to come back runs inside its interrupt's activity (no waitForReboot).
+    expect(cluster.callsOf('waitForReboot')).toHaveLength(0);
+    for (const c of cluster.callsOf('runInterrupt')) expect(c.input).toHaveProperty('reboot.previousBootId');
     expect(cluster.maxCordoned).toBe(2);
     // Uncordon and permit release follow the last write that made the node complete.
     await eventually(async () => expect((await handle.query(statusQuery)).permits).toEqual([]));
@@ -155,7 +157,8 @@ test("a new rollout takes the worker's node timeouts and drain policy, once, and
         rules: { force: false, deleteEmptyDirData: false },
       });
     }
-    for (const w of cluster.callsOf('waitForReboot')) expect(w.input).toMatchObject({ timeoutSeconds: 456 });
+    expect(cluster.callsOf('runInterrupt')).toHaveLength(2);
+    for (const c of cluster.callsOf('runInterrupt')) expect(c.input).toMatchObject({ reboot: { timeoutSeconds: 456 } });
     await handle.cancel();
   });
 });

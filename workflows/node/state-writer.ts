@@ -127,6 +127,10 @@ export class NodeStateWriter {
   async run(): Promise<never> {
     for (;;) {
       await condition(() => this.queue.length > 0 || this.deletes.length > 0);
+      // One round of the workflow's coroutines first: what the node loop publishes in the same activation (the first
+      // stage, right after the rollout's read of the Node) rides on this write. Patched: histories before it wrote
+      // at once.
+      if (isPatched(PATCHES.writeAfterStep)) await nextConditionRound();
       if (this.queue.length === 0) {
         // Everything published is written: the deletes are due now, with no write to ride on.
         this.inFlight = true;
@@ -317,4 +321,14 @@ export class NodeStateWriter {
       log.info('rollout did not take node progress', { rollout: s.rollout, error: String(err) });
     }
   }
+}
+
+/** Resolves in the workflow's next round of unblocking conditions, after the coroutines woken with this one ran. */
+function nextConditionRound(): Promise<void> {
+  let asked = false;
+  return condition(() => {
+    const again = asked;
+    asked = true;
+    return again;
+  });
 }

@@ -163,6 +163,11 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
 
   function refreshUi(): void {
     uiDue = false;
+    // A rollout is shown once the node has read its state (its init publishes): a node starts with one upsert, not a
+    // "waiting" one the first stage replaces in the same workflow task. One being forgotten before its read holds
+    // nothing back. Patched: histories before it showed it at once.
+    const unread = Object.entries(s.rollouts).some(([n, r]) => !r.initialized && !forgetting.has(n));
+    if (unread && isPatched(PATCHES.uiAfterInit)) return;
     const names = byPriority(s.rollouts);
     const active = names.find((n) => rolloutNodeStatus(s.rollouts[n]!) !== 'complete');
     const running = [...runs.values()].map(
@@ -595,15 +600,24 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
 
   async function cordonAndDrain(name: string): Promise<void> {
     const r = s.rollouts[name]!;
-    await shortCalls().cordon({ ...refOf(name), node });
+    const selector = r.rollout.spec.podNonInterruptLabels;
+    const guarded = Object.keys(selector.matchLabels ?? {}).length + (selector.matchExpressions?.length ?? 0) > 0;
+    const drainOptions = r.rollout.spec.drain;
+    // The cordon's local activity also asks whether a drain would find anything to do: on a node with nothing to
+    // evict, no drain activity (a workflow task and a hop fewer into the interrupt). Not when protected pods are waited
+    // for between the two. Patched: histories before it always ran the drain activity.
+    const checkDrain = !guarded && isPatched(PATCHES.drainCheckWithCordon);
+    const cordoned = await shortCalls().cordon({
+      ...refOf(name),
+      node,
+      ...(checkDrain && { drainRules: drainRules(drainOptions) }),
+    });
     // Patched: histories before it let a second rollout's cordon take the first's place, so the first's cordon was
     // never let go (not by its rerun, not when it was deleted).
     if (isPatched(PATCHES.cordonPerRollout)) {
       s.cordons = [...cordonHolders().filter((n) => n !== name), name];
       s.cordonedBy = s.cordons[0]!;
     } else s.cordonedBy = name;
-    const selector = r.rollout.spec.podNonInterruptLabels;
-    const guarded = Object.keys(selector.matchLabels ?? {}).length + (selector.matchExpressions?.length ?? 0) > 0;
     const t = r.settings;
     while (
       guarded &&
@@ -621,14 +635,15 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       }
       log.info('protected pods still running; waiting again', { node });
     }
-    const drainOptions = r.rollout.spec.drain;
     const drainSeconds = drainTimeoutSeconds(drainOptions, t.drainTimeoutSeconds);
-    await longWait(drainSeconds, `${node}: drain`).drain({
-      node,
-      timeoutSeconds: drainSeconds,
-      onTimeout: t.drainOnTimeout,
-      rules: drainRules(drainOptions),
-    });
+    if (!(checkDrain && cordoned?.nothingToDrain)) {
+      await longWait(drainSeconds, `${node}: drain`).drain({
+        node,
+        timeoutSeconds: drainSeconds,
+        onTimeout: t.drainOnTimeout,
+        rules: drainRules(drainOptions),
+      });
+    }
     if (s.interrupt?.rollout === name) s.interrupt = { ...s.interrupt, phase: 'prepared' };
   }
 
@@ -642,7 +657,9 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     const what = `${node}: ${name}/${owner.name}@${owner.version} interrupt ${merged.interrupt.type}`;
     // A run ID of its own: a rerun's interrupt is a new Job, and the agent's flags of the last one do not skip it.
     const runId = guards() ? nextRunId() : undefined;
-    const result = await longWait(timeoutSeconds, what).runInterrupt({
+    const rebootSeconds = r.settings.rebootTimeoutSeconds;
+    const rebootInside = merged.interrupt.type === 'reboot' && isPatched(PATCHES.rebootInInterrupt);
+    const result = await longWait(timeoutSeconds + (rebootInside ? rebootSeconds : 0), what).runInterrupt({
       ...refOf(name),
       node,
       owner,
@@ -650,15 +667,15 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       timeoutSeconds,
       additionalTolerations: r.rollout.spec.additionalTolerations,
       ...(runId && { runId }),
+      ...(rebootInside && { reboot: { previousBootId: s.bootId, timeoutSeconds: rebootSeconds } }),
     });
     let outcome = result;
-    if (result.outcome === 'complete' && merged.interrupt.type === 'reboot') {
-      const t = r.settings.rebootTimeoutSeconds;
+    if (result.outcome === 'complete' && merged.interrupt.type === 'reboot' && !rebootInside) {
       try {
-        await longWait(t, `${node}: wait for reboot`).waitForReboot({
+        await longWait(rebootSeconds, `${node}: wait for reboot`).waitForReboot({
           node,
           previousBootId: s.bootId,
-          timeoutSeconds: t,
+          timeoutSeconds: rebootSeconds,
         });
       } catch (err) {
         // G13: a node that does not come back is an erroring interrupt, and the permit goes back. Patched: histories

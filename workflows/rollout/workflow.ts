@@ -1,4 +1,5 @@
 import {
+  ActivityCancellationType,
   allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
@@ -67,6 +68,7 @@ import {
   updateSpecUpdate,
   type Actor,
   type ChangedBy,
+  type DesireArgs,
   type LeaseCheckArgs,
   type NodeSettings,
 } from '../messages';
@@ -127,6 +129,17 @@ type Outgoing =
 
 const act = proxyActivities<KeelsonActivities>({
   startToCloseTimeout: SHORT_CALL_TIMEOUT,
+  retry: { initialInterval: '1s', maximumInterval: '1 minute' },
+});
+
+/**
+ * A pass's desires in one activity: it heartbeats each round of nodes and a retry resumes there; the rollout's
+ * cancellation waits for it to stop, so its forgets go out after the last desire (no node takes the rollout back).
+ */
+const desireSends = proxyActivities<KeelsonActivities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '20 seconds',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { initialInterval: '1s', maximumInterval: '1 minute' },
 });
 
@@ -385,20 +398,36 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     } else dropNode(s.permits, node);
   }
 
+  /**
+   * What every node's desire says. The rollout's own pause and disable, not the manifest's: a rollout started paused
+   * and then resumed admits its nodes running (G14).
+   */
+  function desireShared(): Omit<DesireArgs, 'permit'> {
+    return {
+      rollout: name,
+      spec: { ...s.rollout, paused: s.paused, disabled: s.disabled },
+      generation: s.generation,
+      settings: options.node,
+      rolloutUid: workflowInfo().firstExecutionRunId,
+    };
+  }
+
+  /** The desires first in their node's queue, sent in one activity (a batch's admission: one call, not one per node). */
+  async function sendDesires(desires: Extract<Outgoing, { kind: 'desire' }>[]): Promise<void> {
+    await desireSends.ensureNodeWorkflows({
+      cluster,
+      signal: desireSignal.name,
+      shared: desireShared(),
+      nodes: desires.map((m) => ({ node: m.node, ...(m.permit && { own: { permit: m.permit } }) })),
+    });
+    for (const m of desires) s.outbox.splice(s.outbox.indexOf(m), 1);
+  }
+
   async function send(m: Outgoing): Promise<void> {
     if (m.kind === 'forget') return forgetOn(m.node);
     if (!s.nodes[m.node]) return;
     if (m.kind === 'desire') {
-      // The rollout's own pause and disable, not the manifest's: a rollout started paused and then resumed admits
-      // its nodes running (G14).
-      const args = {
-        rollout: name,
-        spec: { ...s.rollout, paused: s.paused, disabled: s.disabled },
-        generation: s.generation,
-        settings: options.node,
-        rolloutUid: workflowInfo().firstExecutionRunId,
-        ...(m.permit && { permit: m.permit }),
-      };
+      const args = { ...desireShared(), ...(m.permit && { permit: m.permit }) };
       await act.ensureNodeWorkflow({ cluster, node: m.node, signal: desireSignal.name, args: [args] });
       return;
     }
@@ -433,6 +462,17 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     while (s.outbox.length > 0) {
       const byNode = new Map<string, Outgoing[]>();
       for (const m of s.outbox) byNode.set(m.node, [...(byNode.get(m.node) ?? []), m]);
+      // Patched: histories before it sent each desire in an activity of its own.
+      if (isPatched(PATCHES.desiresInOneActivity)) {
+        const desires = [...byNode.values()].flatMap((ms) => {
+          const first = ms[0]!;
+          return first.kind === 'desire' && s.nodes[first.node] ? [first] : [];
+        });
+        if (desires.length > 0) {
+          await sendDesires(desires);
+          continue;
+        }
+      }
       await Promise.all(
         [...byNode.values()].map(async (messages) => {
           for (const m of messages) {
