@@ -236,13 +236,23 @@ test('G13 a reboot interrupt waits in its own activity: complete once the node i
   });
   // A retry after its Job completed and went (its TTL ran out during a long reboot): the node already shows a new
   // boot ID, so no Job is created again and the node is not rebooted twice.
+  await env.batch.deleteNamespacedJob({ name: rebooted.jobName, namespace: ns, propagationPolicy: 'Background' });
+  await until(
+    'the completed interrupt Job is gone',
+    async () =>
+      (await env.batch.readNamespacedJob({ name: rebooted.jobName, namespace: ns }).then(
+        () => undefined,
+        () => true,
+      )) ?? undefined,
+    30_000,
+  );
   const retried = await activities.runInterrupt({
     ...ref,
     owner: pkg('reboot-pkg', { KEELSON_SIM_REBOOT_SECONDS: '3' }),
     interrupt: { type: 'reboot' },
     timeoutSeconds: 120,
     additionalTolerations: [],
-    runId: 'inside-3',
+    runId: 'inside-1',
     reboot: { previousBootId: before, timeoutSeconds: 60 },
   });
   expect(retried).toMatchObject({ outcome: 'complete', adopted: false });
