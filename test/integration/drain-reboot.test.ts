@@ -206,7 +206,7 @@ test('G13 a reboot interrupt waits in its own activity: complete once the node i
   const node = 'node-009';
   const ref = { rollout: `${ROLLOUT}-inside`, kind: 'Skyhook' as const, generation: 1, node };
   const before = (await activities.readNode(ref)).facts.bootId;
-  const rebooted = await activities.runInterrupt({
+  const reboot: RunInterruptInput = {
     ...ref,
     owner: pkg('reboot-pkg', { KEELSON_SIM_REBOOT_SECONDS: '3' }),
     interrupt: { type: 'reboot' },
@@ -214,7 +214,8 @@ test('G13 a reboot interrupt waits in its own activity: complete once the node i
     additionalTolerations: [],
     runId: 'inside-1',
     reboot: { previousBootId: before, timeoutSeconds: 60 },
-  });
+  };
+  const rebooted = await activities.runInterrupt(reboot);
   expect(rebooted).toMatchObject({ outcome: 'complete', reason: 'Complete' });
   const after = (await activities.readNode(ref)).facts;
   expect(after.bootId).not.toBe(before);
@@ -246,15 +247,7 @@ test('G13 a reboot interrupt waits in its own activity: complete once the node i
       )) ?? undefined,
     30_000,
   );
-  const retried = await activities.runInterrupt({
-    ...ref,
-    owner: pkg('reboot-pkg', { KEELSON_SIM_REBOOT_SECONDS: '3' }),
-    interrupt: { type: 'reboot' },
-    timeoutSeconds: 120,
-    additionalTolerations: [],
-    runId: 'inside-1',
-    reboot: { previousBootId: before, timeoutSeconds: 60 },
-  });
+  const retried = await activities.runInterrupt(reboot);
   expect(retried).toMatchObject({ outcome: 'complete', adopted: false });
   await expect(env.batch.readNamespacedJob({ name: retried.jobName, namespace: ns })).rejects.toMatchObject({
     code: 404,

@@ -169,6 +169,15 @@ export class FakeCluster {
 
   activities(client: Client, taskQueue: string): KeelsonActivities {
     const record = (name: string, input: unknown) => this.calls.push({ name, input, at: Date.now() });
+    // As the real activity: signal-with-start of the node's workflow.
+    const startNode = (input: { cluster: string; node: string; signal: string; args: unknown[] }) =>
+      client.workflow.signalWithStart('nodeWorkflow', {
+        workflowId: nodeWorkflowId(input.cluster, input.node),
+        taskQueue,
+        args: [{ cluster: input.cluster, node: input.node }],
+        signal: input.signal,
+        signalArgs: input.args,
+      });
     const waitJob = async (jobName: string, adopted: boolean): Promise<StageResult> => {
       const job = this.jobs.get(jobName)!;
       let last = Date.now();
@@ -412,14 +421,7 @@ export class FakeCluster {
       ensureNodeWorkflow: async (input) => {
         record('ensureNodeWorkflow', input);
         await new Promise((r) => setTimeout(r, this.ensureNodeWorkflowMs));
-        if (!this.startNodeWorkflows) return;
-        await client.workflow.signalWithStart('nodeWorkflow', {
-          workflowId: nodeWorkflowId(input.cluster, input.node),
-          taskQueue,
-          args: [{ cluster: input.cluster, node: input.node }],
-          signal: input.signal,
-          signalArgs: input.args,
-        });
+        if (this.startNodeWorkflows) await startNode(input);
       },
       // As the real activity: one signal-with-start per node, each recorded as ensureNodeWorkflow would be.
       ensureNodeWorkflows: async (input) => {
@@ -433,14 +435,7 @@ export class FakeCluster {
             args: [{ ...input.shared, ...n.own }],
           };
           record('ensureNodeWorkflow', single);
-          if (!this.startNodeWorkflows) continue;
-          await client.workflow.signalWithStart('nodeWorkflow', {
-            workflowId: nodeWorkflowId(input.cluster, n.node),
-            taskQueue,
-            args: [{ cluster: input.cluster, node: n.node }],
-            signal: input.signal,
-            signalArgs: single.args,
-          });
+          if (this.startNodeWorkflows) await startNode(single);
         }
       },
     };
