@@ -2,11 +2,10 @@ import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import { buildInterruptJob } from '../model';
 import type { RunInterruptInput, StageResult } from './contract';
-import { cancelled, heartbeat } from './activity-context';
+import { cancelled, heartbeat, lastHeartbeat } from './activity-context';
 import { upsertStageConfigMaps } from './configmaps';
 import { rawPodVerdict } from './job-outcome';
 import type { WaitContext } from './job-watch';
-import { kube } from './kube-errors';
 import { waitForReboot } from './reboot';
 import { jobContext, runJob } from './stage-jobs';
 import { ChangeSignal, WatchCache } from './watch-cache';
@@ -79,10 +78,9 @@ export async function waitForNoPackageWorkload(w: WaitContext, node: string, job
   }
 }
 
-/** The node's boot ID now ('' when it reports none). */
-async function bootIdOf(w: WaitContext, node: string): Promise<string> {
-  const read = await kube('read', `node ${node}`, () => w.clients.core.readNode({ name: node }));
-  return read.status?.nodeInfo?.bootID ?? '';
+/** The heartbeat of a reboot's wait inside runInterrupt: the interrupt Job it follows has completed. */
+interface RebootWaitBeat {
+  rebootOf: string;
 }
 
 export async function runInterrupt(w: WaitContext, input: RunInterruptInput): Promise<StageResult> {
@@ -94,10 +92,11 @@ export async function runInterrupt(w: WaitContext, input: RunInterruptInput): Pr
   // run's (a retained failed reboot) passed no gate for this one.
   const existing = w.workloads.keelsonJobs.get(ctx.namespace, name);
   const fresh = !existing || isStaleRun(existing, input.runId);
-  // A reboot already seen (a new boot ID) with no Job of this run left: an earlier attempt's Job completed and went
-  // (its TTL ran out during a long reboot) before this retry. Creating it again would reboot the node twice.
-  if (fresh && input.reboot && (await bootIdOf(w, input.node)) !== input.reboot.previousBootId) {
-    await waitForReboot(w.clients, w.settings, { node: input.node, ...input.reboot });
+  // An earlier attempt saw this run's Job complete and was waiting for the reboot (its heartbeat says so), and the
+  // Job has gone since (its TTL ran out during a long reboot): creating it again would reboot the node twice.
+  const rebootSeen = (lastHeartbeat() as Partial<RebootWaitBeat> | undefined)?.rebootOf === name;
+  if (fresh && input.reboot && rebootSeen) {
+    await waitForReboot(w.clients, w.settings, { node: input.node, ...input.reboot }, { rebootOf: name });
     return { outcome: 'complete', reason: 'Complete', jobName: name, adopted: false, failedPods: 0, logTail: '' };
   }
   if (fresh) await waitForNoPackageWorkload(w, input.node, name);
@@ -112,7 +111,7 @@ export async function runInterrupt(w: WaitContext, input: RunInterruptInput): Pr
   const result = await runJob(w, manifest, identity, () => upsertStageConfigMaps(w.clients, ctx, input.owner));
   if (result.outcome !== 'complete' || !input.reboot) return result;
   try {
-    await waitForReboot(w.clients, w.settings, { node: input.node, ...input.reboot });
+    await waitForReboot(w.clients, w.settings, { node: input.node, ...input.reboot }, { rebootOf: name });
     return result;
   } catch (err) {
     // G13: a node that does not come back is an erroring interrupt, recorded like a failed Job.

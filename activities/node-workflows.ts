@@ -48,8 +48,11 @@ export async function ensureNodeWorkflows(
 ): Promise<void> {
   const resumed = lastHeartbeat() as { done?: number } | undefined;
   for (let i = resumed?.done ?? 0; i < input.nodes.length; i += AT_ONCE) {
+    heartbeat({ done: i });
     await throwIfCancelled();
-    await Promise.all(
+    // Every call of the round settles before a failure ends the attempt: none is left in flight to land after it
+    // (after the rollout's forget, say).
+    const settled = await Promise.allSettled(
       input.nodes.slice(i, i + AT_ONCE).map((n) =>
         ensureNodeWorkflow(client, taskQueue, {
           cluster: input.cluster,
@@ -59,6 +62,8 @@ export async function ensureNodeWorkflows(
         }),
       ),
     );
-    heartbeat({ done: Math.min(i + AT_ONCE, input.nodes.length) });
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
+  heartbeat({ done: input.nodes.length });
 }

@@ -13,6 +13,8 @@ export async function waitForReboot(
   clients: Clients,
   settings: ActivitySettings,
   input: { node: string; previousBootId: string; timeoutSeconds: number },
+  /** Heartbeat details of its caller, sent with each of its own. */
+  beat: object = {},
 ): Promise<void> {
   const signal = new ChangeSignal();
   const nodes = new WatchCache<V1Node>({
@@ -45,7 +47,7 @@ export async function waitForReboot(
           details: [{ node: input.node, previousBootId: input.previousBootId, bootId }],
         });
       }
-      heartbeat({ node: input.node, status });
+      heartbeat({ ...beat, node: input.node, status });
       await Promise.race([signal.wait(Math.min(left, settings.pollSeconds * 1000)), cancelled()]);
     }
   } finally {

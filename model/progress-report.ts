@@ -3,10 +3,10 @@ import type { PackageProgress, State, Status } from './node-state';
 // Which node-state writes a node reports to its rollout (issue 15). The rollout judges batches by the node's status
 // and shows each package's state and restarts; a package that moves through its stages (each one in progress, then
 // complete) only moves its status view along. So a write is reported when the status, the generation, a package's
-// version or restarts changes, a package starts or stops erroring, or the node starts or stops running a stage; a
-// change of stage alone (one stage's end and the next one's start, in one write) only when the last report is
-// STAGE_REPORT_INTERVAL_MS old. Quick stages are coalesced into the next report, and whenever the node runs nothing
-// (it waits for a permit, a dependency, its next rollout, or is done) the rollout holds what the Node says.
+// version or restarts changes, or a package starts or stops erroring; a change of stage or of in-progress/complete
+// alone only when the last report is STAGE_REPORT_INTERVAL_MS old. Quick stages are coalesced into the next report,
+// a node's last write is reported whenever it changes what the rollout judges by (its status), and a node at rest
+// (nothing running, everything written) sends the report it held back (workflows/node/state-writer.ts).
 
 /** How stale a running package's stage may be in the rollout's status view before a write reports it alone. */
 export const STAGE_REPORT_INTERVAL_MS = 10_000;
@@ -40,7 +40,7 @@ export function reportOf(p: ProgressToReport, at: number): LastReport {
   const entries = sortedEntries(p.state);
   return {
     judged: [
-      `${p.generation} ${p.status} ${entries.some((e) => e.state === 'in_progress') ? 'running' : 'idle'}`,
+      `${p.generation} ${p.status}`,
       ...entries.map((e) => `${e.name}|${e.version} ${judgedState(e.state)} ${e.restarts ?? 0}`),
     ].join('\n'),
     stages: entries.map((e) => `${e.name}|${e.version} ${e.stage} ${e.state}`).join('\n'),

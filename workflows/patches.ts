@@ -111,6 +111,8 @@ export const PATCHES = {
   drainCheckWithCordon: BASELINE,
   /** The desires a pass queues go out in one activity (ensureNodeWorkflows), not one activity per node. */
   desiresInOneActivity: BASELINE,
+  /** A node at rest sends the progress report a stage's change held back (the view is not left a stage behind). */
+  reportAtRest: BASELINE,
 } as const;
 
 export type PatchId = (typeof PATCHES)[keyof typeof PATCHES];

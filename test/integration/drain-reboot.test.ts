@@ -1,7 +1,8 @@
 import { AppsV1Api, PolicyV1Api, type V1Job } from '@kubernetes/client-node';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { buildInterruptJob, drainRules } from '../../model';
 import { workloadInformer } from '../../activities';
-import type { RunInterruptInput } from '../../activities/contract';
+import type { RunInterruptInput, StageResult } from '../../activities/contract';
 import { jobContext } from '../../activities/stage-jobs';
 import { isJobFinished } from '../../activities/workloads';
 import { standInController, until, useTestNamespace } from '../../harness/kube';
@@ -247,12 +248,19 @@ test('G13 a reboot interrupt waits in its own activity: complete once the node i
       )) ?? undefined,
     30_000,
   );
-  const retried = await activities.runInterrupt(reboot);
+  // The retry carries the heartbeat its earlier attempt sent while it waited for the reboot.
+  const retry = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: { rebootOf: rebooted.jobName } });
+  const retried = (await retry.run(activities.runInterrupt, reboot)) as StageResult;
   expect(retried).toMatchObject({ outcome: 'complete', adopted: false });
   await expect(env.batch.readNamespacedJob({ name: retried.jobName, namespace: ns })).rejects.toMatchObject({
     code: 404,
   });
   expect((await activities.readNode(ref)).facts.bootId).toBe(after.bootId);
+  // Without that heartbeat a new boot ID proves nothing of its own (an unrelated reboot): the run creates its Job.
+  const unrelated = await activities.runInterrupt({ ...reboot, runId: 'inside-4' });
+  expect(unrelated.outcome).toBe('complete');
+  const job = await env.batch.readNamespacedJob({ name: unrelated.jobName, namespace: ns });
+  expect(job.metadata?.annotations?.['keelson.dev/run']).toBe('inside-4');
 });
 
 test('G11 a retained failed interrupt Job of an earlier run does not fail the next reboot', async () => {

@@ -37,37 +37,15 @@ test('a stage change alone waits for the interval; nothing new never reports', (
   expect(reportDue(last, reportOf(progress(), 1000 + 10 * STAGE_REPORT_INTERVAL_MS))).toBe(false);
 });
 
-test('a stage that ends as the next starts waits for the interval; a node left running nothing reports at once', () => {
+test('a stage that completes, or the next that starts, waits for the interval like a stage change', () => {
   const entry = progress().state['driver|1.0.0']!;
-  const tools = { ...entry, name: 'tools', stage: 'config' as const };
-  const last = reportOf(progress({ state: { 'driver|1.0.0': entry, 'tools|1.0.0': tools } }), 1000);
-  // driver's apply ended and its config started in the same write: still running a stage.
-  const next = (ms: number) =>
-    reportOf(progress({ state: { 'driver|1.0.0': { ...entry, stage: 'config' }, 'tools|1.0.0': tools } }), 1000 + ms);
-  expect(reportDue(last, next(1))).toBe(false);
-  expect(reportDue(last, next(STAGE_REPORT_INTERVAL_MS))).toBe(true);
-  // One package completes while the other goes on: still running.
-  const oneDone = reportOf(
-    progress({ state: { 'driver|1.0.0': { ...entry, state: 'complete' }, 'tools|1.0.0': tools } }),
-    1001,
-  );
-  expect(reportDue(last, oneDone)).toBe(false);
-  // Nothing runs any more (waiting for a permit, or the other package erroring): the view must not stay behind.
-  const idle = reportOf(progress({ state: { 'driver|1.0.0': { ...entry, state: 'complete' } } }), 1001);
-  expect(reportDue(reportOf(progress(), 1000), idle)).toBe(true);
+  const last = reportOf(progress(), 1000);
+  const completed = (ms: number) =>
+    reportOf(progress({ state: { 'driver|1.0.0': { ...entry, state: 'complete' } } }), 1000 + ms);
+  expect(reportDue(last, completed(1))).toBe(false);
+  expect(reportDue(last, completed(STAGE_REPORT_INTERVAL_MS))).toBe(true);
   const erroring = reportOf(progress({ state: { 'driver|1.0.0': { ...entry, state: 'erroring' } } }), 1000);
   expect(reportDue(erroring, reportOf(progress(), 1001))).toBe(true);
-});
-
-test('erroring A, then B completing seconds later with nothing left to run: the rollout hears of B', () => {
-  const a = { name: 'a', version: '1', stage: 'apply' as const, state: 'erroring' as const };
-  const b = { name: 'b', version: '1', stage: 'config' as const, state: 'in_progress' as const };
-  const sent = reportOf(progress({ status: 'erroring', state: { 'a|1': a, 'b|1': b } }), 1000);
-  const bDone = reportOf(
-    progress({ status: 'erroring', state: { 'a|1': a, 'b|1': { ...b, state: 'complete' } } }),
-    4000,
-  );
-  expect(reportDue(sent, bDone)).toBe(true);
 });
 
 test('restarts absent and zero are the same; entry order does not matter', () => {

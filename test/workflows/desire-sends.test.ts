@@ -43,7 +43,7 @@ test('each node gets its desire: the shared arguments and its own; the heartbeat
   const beats: unknown[] = [];
   env.on('heartbeat', (d: unknown) => beats.push(d));
   await env.run(ensureNodeWorkflows, t.env.client, QUEUE, input('all', 20));
-  expect(beats).toEqual([{ done: 16 }, { done: 20 }]);
+  expect(beats).toEqual([{ done: 0 }, { done: 16 }, { done: 20 }]);
   expect(await signalsOf('all', 'n-00')).toEqual([{ rollout: 'r', generation: 3 }]);
   expect(await signalsOf('all', 'n-01')).toEqual([{ rollout: 'r', generation: 3, permit: 'p-1' }]);
   expect(await signalsOf('all', 'n-19')).toEqual([{ rollout: 'r', generation: 3 }]);

@@ -105,6 +105,37 @@ test('node-state writes report to the rollout from their own activity when its j
   await recordHistory(t.env, nodeWorkflowId('progress', 'node-1'), 'node-local-calls');
 });
 
+test('a node at rest sends the report a stage change held back: one package erroring, the other complete, the status shows both', async () => {
+  const cluster = new FakeCluster(['node-1']);
+  // `broken` fails at once; `slow` completes its config seconds later, a stage change alone, with nothing left to run.
+  cluster.script = (i) =>
+    i.package.name === 'broken' ? { ms: 50, fail: true } : { ms: i.stage === 'config' ? 3000 : 50 };
+  const twoPackages = rolloutSpec('rest', {
+    interruptionBudget: { count: 1 },
+    packages: {
+      broken: { version: '1.0.0', image: 'ghcr.io/example/broken' },
+      slow: { version: '1.0.0', image: 'ghcr.io/example/slow' },
+    },
+  });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await startRollout(t.env, taskQueue, twoPackages);
+    await eventually(async () => {
+      const view = (await handle.query(statusQuery)).nodes['node-1']!;
+      expect(view.packages).toMatchObject({
+        broken: { state: 'erroring' },
+        slow: { stage: 'config', state: 'complete' },
+      });
+    }, 30_000);
+    await handle.cancel();
+  });
+  const { events } = await t.env.client.workflow.getHandle(nodeWorkflowId('rest', 'node-1')).fetchHistory();
+  const atRest = events!.filter(
+    (e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName === nodeProgressSignal.name,
+  );
+  expect(atRest.length).toBeGreaterThanOrEqual(1);
+  await recordHistory(t.env, nodeWorkflowId('rest', 'node-1'), 'node-report-at-rest');
+});
+
 test('G1 a late copy of an older progress report never takes a node back from complete (real Temporal)', async () => {
   const cluster = new FakeCluster(['node-1']);
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {

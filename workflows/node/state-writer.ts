@@ -66,6 +66,8 @@ export class NodeStateWriter {
   private readonly lastQueued = new Map<string, string>();
   /** Per rollout, the last progress report a write carried: a write that changes nothing it judges by sends none. */
   private readonly lastReported = new Map<string, LastReport>();
+  /** Per rollout, the last snapshot written whose report was held back (a stage's change alone). */
+  private readonly held = new Map<string, NodeStateSnapshot>();
   /** Per rollout, the order on the Node with `previous`, when known (not across continue-as-new): tested too (G1). */
   private readonly previousOrder = new Map<string, NodeWriteOrder>();
   private queued = 0;
@@ -115,6 +117,7 @@ export class NodeStateWriter {
   forget(rollout: string): void {
     this.lastQueued.delete(rollout);
     this.lastReported.delete(rollout);
+    this.held.delete(rollout);
     this.previousOrder.delete(rollout);
     delete this.previous[rollout];
   }
@@ -285,11 +288,15 @@ export class NodeStateWriter {
    * when the write changes nothing the rollout judges by (model/progress-report.ts). A write retried keeps its report,
    * so the last one sent always reaches the rollout.
    */
-  private progress(s: NodeStateSnapshot): { report: WorkflowSignal } | undefined {
+  private progress(s: NodeStateSnapshot, force = false): { report: WorkflowSignal } | undefined {
     const state = packageProgress(s.state);
     const now = Date.now();
     const next = reportOf({ generation: s.generation, status: s.status, state }, now);
-    if (!reportDue(this.lastReported.get(s.rollout), next)) return undefined;
+    if (!force && !reportDue(this.lastReported.get(s.rollout), next)) {
+      this.held.set(s.rollout, s);
+      return undefined;
+    }
+    this.held.delete(s.rollout);
     this.lastReported.set(s.rollout, next);
     this.count.reports = (this.count.reports ?? 0) + 1;
     const report: NodeProgress = {
@@ -306,6 +313,27 @@ export class NodeStateWriter {
         args: [report],
       },
     };
+  }
+
+  /** Whether a write's report was held back (a stage's change alone) and no later one has gone out. */
+  holdsReports(): boolean {
+    return this.held.size > 0;
+  }
+
+  /**
+   * Sends the reports held back, once everything is written and the node runs nothing (it waits for a permit or a
+   * dependency, or another package is erroring): the view of a node at rest is what the Node says, not a stage behind.
+   */
+  async sendHeldReports(): Promise<void> {
+    // Every report is built now, in order: one built after an await could be older than a write's report sent since.
+    const reports = [...this.held.values()].map((s) => this.progress(s, true)!.report);
+    for (const report of reports) {
+      try {
+        await getExternalWorkflowHandle(report.workflowId).signal(nodeProgressSignal, report.args[0] as NodeProgress);
+      } catch (err) {
+        log.info('rollout did not take node progress', { rollout: report.workflowId, error: String(err) });
+      }
+    }
   }
 
   // The rollout folds node progress into its status and batches; a rollout already gone has nothing to fold into.

@@ -688,6 +688,15 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     await record(name, entryKey(owner.name, owner.version), 'interrupt', outcome);
   }
 
+  /**
+   * An interrupt that failed runs again as a new Job, which reboots the node again: its wait must compare with the boot
+   * ID read before that Job, not before the first. Patched: histories before it kept the first one.
+   */
+  function forgetBootId(err: unknown): never {
+    if (!isCancellation(err) && isPatched(PATCHES.rebootInInterrupt)) s.bootId = null;
+    throw err;
+  }
+
   async function release(name: string, uncordon: boolean): Promise<void> {
     if (uncordon && holdsCordon(name)) {
       await shortCalls().uncordon({ ...refOf(name), node });
@@ -779,7 +788,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       case 'prepare':
         return spawn('prepare', () => prepare(intent.rollout));
       case 'interrupt':
-        return spawn('interrupt', () => interrupt(intent.rollout, intent.merged));
+        return spawn('interrupt', () => interrupt(intent.rollout, intent.merged).catch(forgetBootId));
       case 'release':
         return spawn('release', () => release(intent.rollout, intent.uncordon));
     }
@@ -794,8 +803,12 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   void writer.run();
   showInUi();
   const gone = () => Object.keys(s.rollouts).length === 0;
+  // A node at rest (nothing runs, nothing is written or deleted) sends the report a stage's change held back, so the
+  // rollout's view of it is what the Node says. Patched: histories before it held stage changes until the next one.
+  const reportsAtRest = isPatched(PATCHES.reportAtRest);
+  const heldAtRest = () => reportsAtRest && idle() && writer.holdsReports();
   for (;;) {
-    await condition(() => wake || uiDue || ((draining || gone()) && idle()));
+    await condition(() => wake || uiDue || ((draining || gone()) && idle()) || heldAtRest());
     wake = false;
     const info = workflowInfo();
     const limit = Math.min(...Object.values(s.rollouts).map((r) => r.settings.historyEventLimit));
@@ -809,6 +822,8 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       runs.clear();
     }
     if (draining && idle()) {
+      // The held reports are not carried: a node at rest writes nothing in its next run to send them with.
+      if (reportsAtRest) await writer.sendHeldReports();
       await condition(allHandlersFinished);
       const carried = carriedForm(s, { forgetting, reborn });
       await continueAsNew<typeof nodeWorkflow>({ cluster, node, carried });
@@ -819,6 +834,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     }
     step();
     if (uiDue) refreshUi();
+    if (heldAtRest()) spawn('report-at-rest', () => writer.sendHeldReports());
   }
 }
 
