@@ -190,13 +190,7 @@ export interface KeelsonActivities {
   readNode(
     input: RolloutRef & { node: string },
   ): Promise<{ facts: NodeFacts; nodeState: string | null; nodeStateOrder?: NodeWriteOrder }>;
-  /**
-   * With `drainRules` (patch drain-check-with-cordon), then whether a drain by them has nothing to do on the node
-   * (`nothingToDrain`): the drain activity is then not needed. Without, nothing (undefined).
-   */
-  cordon(
-    input: RolloutRef & { node: string; drainRules?: DrainRules },
-  ): Promise<{ nothingToDrain: boolean } | undefined>;
+  cordon(input: RolloutRef & { node: string }): Promise<void>;
   /** Removes only a cordon that this rollout's annotation says Keelson made; returns whether it uncordoned. */
   uncordon(input: RolloutRef & { node: string }): Promise<boolean>;
   /** Waits while a pod matching the selector is Running or Pending on the node; false on timeout. */

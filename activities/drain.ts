@@ -67,21 +67,6 @@ async function podsToDrain(clients: Clients, settings: ActivitySettings, node: s
   return { refused, remaining };
 }
 
-/**
- * Whether a drain by these rules would have nothing to do: no pod to evict, none on its way out, none refused. Asked
- * right after the cordon (no new pod lands meanwhile but DaemonSet pods, which a drain skips), it spares the drain's
- * own activity; any pod at all leaves the drain to that activity, with its waits, timeout and policy.
- */
-export async function nothingToDrain(
-  clients: Clients,
-  settings: ActivitySettings,
-  node: string,
-  rules: DrainRules,
-): Promise<boolean> {
-  const { refused, remaining } = await podsToDrain(clients, settings, node, rules);
-  return refused.length === 0 && remaining.length === 0;
-}
-
 export async function drain(
   clients: Clients,
   settings: ActivitySettings,

@@ -3,7 +3,7 @@ import type { NodeState, Package, Status } from '../model';
 import type { KeelsonActivities, StageResult } from './contract';
 import { makeClients } from './clients';
 import { cordon, removeTaint, uncordon } from './cordon';
-import { drain, nothingToDrain } from './drain';
+import { drain } from './drain';
 import { runInterrupt } from './interrupt';
 import { listNodes } from './nodes';
 import { ensureNodeWorkflow, ensureNodeWorkflows } from './node-workflows';
@@ -98,11 +98,7 @@ export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetric
     writeNodeStateOrdered: writeState,
     readNode: (input) => readNode(clients, prefix, input),
     clearNodeState: (input) => clearNodeState(clients, prefix, input),
-    cordon: async (input) => {
-      await cordon(clients, prefix, input);
-      if (!input.drainRules) return undefined;
-      return { nothingToDrain: await nothingToDrain(clients, settings, input.node, input.drainRules) };
-    },
+    cordon: (input) => cordon(clients, prefix, input),
     uncordon: (input) => uncordon(clients, prefix, input),
     waitForProtectedPods: (input) => waitForProtectedPods(clients, settings, input),
     drain: (input) => drain(clients, settings, input),
