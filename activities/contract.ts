@@ -56,6 +56,11 @@ export interface RunInterruptInput extends RolloutRef {
    * reboot-in-interrupt): a new boot ID, then Ready, within timeoutSeconds, or the outcome fails as rebootTimeout.
    */
   reboot?: { previousBootId: string; timeoutSeconds: number };
+  /**
+   * The node must still be unschedulable under this rollout's cordon before the Job is created, or the call fails as
+   * NotCordoned and creates nothing (patch interrupt-on-cordoned-node).
+   */
+  cordoned?: true;
 }
 
 export interface StageResult {
@@ -191,8 +196,11 @@ export interface KeelsonActivities {
     input: RolloutRef & { node: string },
   ): Promise<{ facts: NodeFacts; nodeState: string | null; nodeStateOrder?: NodeWriteOrder }>;
   cordon(input: RolloutRef & { node: string }): Promise<void>;
-  /** Removes only a cordon that this rollout's annotation says Keelson made; returns whether it uncordoned. */
-  uncordon(input: RolloutRef & { node: string }): Promise<boolean>;
+  /**
+   * Removes only a cordon that this rollout's annotation says Keelson made; returns whether it uncordoned. `release`
+   * is sent once the call is done: the node's interrupt permit going back to its rollout.
+   */
+  uncordon(input: RolloutRef & { node: string; release?: WorkflowSignal }): Promise<boolean>;
   /** Waits while a pod matching the selector is Running or Pending on the node; false on timeout. */
   waitForProtectedPods(input: { node: string; selector: LabelSelector; timeoutSeconds: number }): Promise<boolean>;
   /** Evicts the node's workload pods (PDBs respected) until done or timed out, then applies the policy. */

@@ -51,17 +51,34 @@ export async function cordon(
 ): Promise<void> {
   const key = nodeMetadataKeys(input.rollout, keyPrefix(input.kind, prefix)).cordon;
   await patchWithTests(clients, input.node, (node) => {
-    if (node.metadata?.annotations?.[key] !== undefined) return undefined; // already held
+    const held = node.metadata?.annotations?.[key];
     const was = node.spec?.unschedulable;
+    if (held !== undefined && was) return undefined; // already held
     const ops: Op[] = node.metadata?.annotations ? [] : [{ op: 'add', path: '/metadata/annotations', value: {} }];
-    ops.push(testUnschedulable(was), {
-      op: 'add',
-      path: annotationPath(key),
-      value: was ? PREEXISTING_CORDON : OWN_CORDON,
-    });
+    ops.push(testUnschedulable(was));
+    if (held === undefined)
+      ops.push({ op: 'add', path: annotationPath(key), value: was ? PREEXISTING_CORDON : OWN_CORDON });
+    // Held, but the node was made schedulable since (by hand, or by an uncordon a crashed worker ran in a workflow task
+    // that was lost): the cordon is this rollout's own now.
+    else
+      ops.push(
+        { op: 'test', path: annotationPath(key), value: held },
+        { op: 'replace', path: annotationPath(key), value: OWN_CORDON },
+      );
     if (!was) ops.push({ op: 'add', path: '/spec/unschedulable', value: true });
     return ops;
   });
+}
+
+/** Whether the node is unschedulable under this rollout's cordon annotation (its own or one it found). */
+export async function holdsCordon(
+  clients: Clients,
+  prefix: string | undefined,
+  input: RolloutRef & { node: string },
+): Promise<boolean> {
+  const key = nodeMetadataKeys(input.rollout, keyPrefix(input.kind, prefix)).cordon;
+  const node = await readNodeObject(clients, input.node);
+  return node.spec?.unschedulable === true && node.metadata?.annotations?.[key] !== undefined;
 }
 
 /** True when this call made the node schedulable again. */

@@ -99,7 +99,13 @@ export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetric
     readNode: (input) => readNode(clients, prefix, input),
     clearNodeState: (input) => clearNodeState(clients, prefix, input),
     cordon: (input) => cordon(clients, prefix, input),
-    uncordon: (input) => uncordon(clients, prefix, input),
+    uncordon: async (input) => {
+      const uncordoned = await uncordon(clients, prefix, input);
+      // The permit goes back only once the node is schedulable (or still held by another rollout's cordon): the
+      // budget counts cordoned nodes. A retry sends it again, which the rollout takes as the same.
+      if (input.release) await signalWorkflow(deps.temporal, input.release);
+      return uncordoned;
+    },
     waitForProtectedPods: (input) => waitForProtectedPods(clients, settings, input),
     drain: (input) => drain(clients, settings, input),
     nodeTimeouts: async () => ({

@@ -96,7 +96,7 @@ async function main(): Promise<void> {
   const setup = await keelsonSetup(arg, log);
   setupLine = setup.describe;
   const keelson = {
-    fleet: { compiledWorker: setup.compiledWorker, workers: setup.workers },
+    fleet: { compiledWorker: setup.compiledWorker, workers: setup.workers, workerEnv: setup.workerEnv },
     freshTemporal: setup.freshTemporal,
   };
   const results: ScenarioResult[] = [];

@@ -276,7 +276,7 @@ async function main(): Promise<void> {
           if (tool === 'keelson') {
             round.keelson = await runScenario(label, {
               ...opts,
-              fleet: { compiledWorker: setup!.compiledWorker, workers: setup!.workers },
+              fleet: { compiledWorker: setup!.compiledWorker, workers: setup!.workers, workerEnv: setup!.workerEnv },
               freshTemporal: setup!.freshTemporal,
             });
           } else {

@@ -19,6 +19,8 @@ export const FAILURE_TYPES = {
   /** Pods matching podNonInterruptLabels outlasted their wait before an interrupt. */
   protectedPodsTimeout: 'ProtectedPodsTimeout',
   drainTimeout: 'DrainTimeout',
+  /** An interrupt's node is no longer cordoned by its rollout (uncordoned by hand, or by a crashed worker's lost task). */
+  notCordoned: 'NotCordoned',
   /** Pods the rollout's drain options do not let go (bare pods, emptyDir data), as kubectl drain refuses them. */
   drainBlocked: 'DrainBlocked',
 } as const;

@@ -1,12 +1,12 @@
 import type { PackageProgress, State, Status } from './node-state';
 
-// Which node-state writes a node reports to its rollout (issue 15). The rollout judges batches by the node's status
-// and shows each package's state and restarts; a package that moves through its stages (each one in progress, then
-// complete) only moves its status view along. So a write is reported when the status, the generation, a package's
-// version or restarts changes, or a package starts or stops erroring; a change of stage or of in-progress/complete
-// alone only when the last report is STAGE_REPORT_INTERVAL_MS old. Quick stages are coalesced into the next report,
-// a node's last write is reported whenever it changes what the rollout judges by (its status), and a node at rest
-// (nothing running, everything written) sends the report it held back (workflows/node/state-writer.ts).
+// Which node-state writes a node reports to its rollout (issue 15). The rollout decides by the node's status and
+// generation; it shows each package's stage, state and restarts. So a write is reported at once when the status or the
+// generation changes, a package starts or stops erroring (or unknown), or its restarts change; a package that moves
+// along (a stage, in progress or complete, a new package or version) only when the last report is
+// STAGE_REPORT_INTERVAL_MS old. Quick stages are coalesced into the next report, a node's last write is reported
+// whenever it changes its status, and a node at rest (nothing running, everything written) sends the report it held
+// back (workflows/node/state-writer.ts).
 
 /** How stale a running package's stage may be in the rollout's status view before a write reports it alone. */
 export const STAGE_REPORT_INTERVAL_MS = 10_000;
@@ -30,9 +30,10 @@ function sortedEntries(state: ProgressToReport['state']): PackageProgress[] {
     .map((k) => state[k]!);
 }
 
-/** A package's state as a report judges it: erroring and unknown matter at once; the rest is where it is. */
-function judgedState(state: State): string {
-  return state === 'erroring' || state === 'unknown' ? state : 'moving';
+/** Whether an entry matters at once: erroring or unknown, or restarted; one that moves along waits for the interval. */
+function judged(e: PackageProgress): boolean {
+  const stuck: State[] = ['erroring', 'unknown'];
+  return stuck.includes(e.state) || (e.restarts ?? 0) > 0;
 }
 
 /** The report a write would send, as the rollout judges it and as its status view shows the stages. */
@@ -41,7 +42,7 @@ export function reportOf(p: ProgressToReport, at: number): LastReport {
   return {
     judged: [
       `${p.generation} ${p.status}`,
-      ...entries.map((e) => `${e.name}|${e.version} ${judgedState(e.state)} ${e.restarts ?? 0}`),
+      ...entries.filter(judged).map((e) => `${e.name}|${e.version} ${e.state} ${e.restarts ?? 0}`),
     ].join('\n'),
     stages: entries.map((e) => `${e.name}|${e.version} ${e.stage} ${e.state}`).join('\n'),
     at,

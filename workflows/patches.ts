@@ -111,6 +111,15 @@ export const PATCHES = {
   desiresInOneActivity: BASELINE,
   /** A node at rest sends the progress report a stage's change held back (the view is not left a stage behind). */
   reportAtRest: BASELINE,
+  /** The uncordon's local activity hands the interrupt permit back itself: no signal command, event or task after it. */
+  releaseWithUncordon: BASELINE,
+  /**
+   * An interrupt's activity first checks that the node is still cordoned by its rollout; a node that lost its cordon
+   * hands the permit back and asks again, to be cordoned and drained again.
+   */
+  interruptOnCordonedNode: BASELINE,
+  /** A node workflow's local activities run one at a time, so their continuations replay in the order they ran. */
+  localCallsInTurn: BASELINE,
 } as const;
 
 export type PatchId = (typeof PATCHES)[keyof typeof PATCHES];

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { projectRoot } from '../../deploy/dev/paths';
 import { buildWorkflowBundle } from '../../deploy/dev/workflow-bundle';
 import type { CompiledWorker } from './fleet';
+import { cachedWorkflowsFor } from '../../workers/sizing';
 
 // The worker the bench measures is the one the image runs (Dockerfile: `npm run build`, i.e. `tsc -p tsconfig.json`,
 // then `npm run bundle`, then `node dist/workers/worker.js` with KEELSON_WORKFLOW_BUNDLE), not the TypeScript source
@@ -54,11 +55,16 @@ export async function buildCompiledWorker(log: (line: string) => void): Promise<
   return { script, workflowBundle };
 }
 
-/** How the Keelson side of a bench is set up: `--worker compiled|tsx`, `--workers <n>`, `--temporal fresh|shared`. */
+/**
+ * How the Keelson side of a bench is set up: `--worker compiled|tsx`, `--workers <n>`, `--temporal fresh|shared`,
+ * `--worker-memory-mib <n>`.
+ */
 export interface KeelsonSetup {
   compiledWorker?: CompiledWorker;
   /** Worker processes on the one task queue. */
   workers: number;
+  /** The worker's settings as in a container of `--worker-memory-mib`; none without it. */
+  workerEnv: Record<string, string>;
   freshTemporal: boolean;
   describe: string;
 }
@@ -80,6 +86,7 @@ export async function keelsonSetup(
   if (worker !== 'compiled' && worker !== 'tsx') throw new Error(`--worker takes compiled or tsx, got ${worker}`);
   if (temporal !== 'fresh' && temporal !== 'shared')
     throw new Error(`--temporal takes fresh or shared, got ${temporal}`);
+  const workerEnv = containerEnv(arg('worker-memory-mib', 'none'));
   const compiledWorker = worker === 'compiled' ? await buildCompiledWorker(log) : undefined;
   const describe =
     (compiledWorker
@@ -87,6 +94,27 @@ export async function keelsonSetup(
       : 'Keelson worker from TypeScript under tsx') +
     (workers > 1 ? `, ${workers} worker processes on one task queue (a kill fault SIGKILLs the first)` : '') +
     (temporal === 'fresh' ? ', a fresh Temporal dev server per run' : ', the shared Temporal dev server') +
+    (workerEnv.NODE_OPTIONS
+      ? `, sized as in a container (${Object.entries(workerEnv)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ')})`
+      : '') +
     '.';
-  return { compiledWorker, workers, freshTemporal: temporal === 'fresh', describe };
+  return { compiledWorker, workers, workerEnv, freshTemporal: temporal === 'fresh', describe };
+}
+
+/**
+ * The worker as in a container with this memory limit: V8's heap at three quarters of it, as the chart sets it
+ * (deploy/helm/keelson/values.yaml), and the workflow cache the worker would size from the limit (workers/sizing.ts),
+ * which a process outside a container cannot read from its cgroup. The limit itself is not enforced: the bench reports
+ * the peak RSS against it.
+ */
+function containerEnv(value: string): Record<string, string> {
+  if (value === 'none') return {};
+  const mib = Number(value);
+  if (!Number.isInteger(mib) || mib < 256)
+    throw new Error(`--worker-memory-mib takes a whole number of MiB from 256 up, or none, got ${value}`);
+  const heapMiB = Math.floor(mib * 0.75);
+  const cached = cachedWorkflowsFor(mib * 2 ** 20, heapMiB * 2 ** 20);
+  return { NODE_OPTIONS: `--max-old-space-size=${heapMiB}`, KEELSON_MAX_CACHED_WORKFLOWS: String(cached) };
 }

@@ -256,6 +256,35 @@ test('G13 a reboot interrupt waits in its own activity: complete once the node i
   expect(job.metadata?.annotations?.['keelson.dev/run']).toBe('inside-4');
 });
 
+test('G16 an interrupt on a node its rollout has not cordoned creates no Job: NotCordoned; cordoned, it runs', async () => {
+  const { activities, clients } = testActivities(ns);
+  const ref = { rollout: `${ROLLOUT}-lost`, kind: 'Skyhook' as const, generation: 1, node: 'node-008' };
+  const input: RunInterruptInput = {
+    ...ref,
+    owner: pkg('noop-pkg'),
+    interrupt: { type: 'noop' },
+    timeoutSeconds: 120,
+    additionalTolerations: [],
+    runId: 'lost-1',
+    cordoned: true,
+  };
+  await expect(activities.runInterrupt(input)).rejects.toMatchObject({
+    type: 'NotCordoned',
+    nonRetryable: true,
+    message: expect.stringContaining(`node node-008 is not cordoned by rollout ${ref.rollout}`),
+  });
+  const settings = testSettings(ns);
+  const w = { clients, settings, workloads: workloadInformer(clients.kc, settings) };
+  const { name } = buildInterruptJob(jobContext(w, input), input.owner, input.interrupt).metadata;
+  await expect(env.batch.readNamespacedJob({ name, namespace: ns })).rejects.toMatchObject({ code: 404 });
+  await activities.cordon(ref);
+  try {
+    expect(await activities.runInterrupt(input)).toMatchObject({ outcome: 'complete' });
+  } finally {
+    await activities.uncordon(ref);
+  }
+});
+
 test('G11 a retained failed interrupt Job of an earlier run does not fail the next reboot', async () => {
   const { activities, clients } = testActivities(ns);
   const node = 'node-009';

@@ -410,6 +410,21 @@ test("cordon records ownership; uncordon removes only Keelson's own cordon", asy
   await core.patchNode({ name: node, body: { spec: { unschedulable: false } } }, mergePatch);
 });
 
+test("a cordon whose node was uncordoned by hand is made again, as the rollout's own", async () => {
+  const annotation = `skyhook.nvidia.com/cordon_${rollout}`;
+  await core.patchNode({ name: node, body: { spec: { unschedulable: true } } }, mergePatch);
+  await activities.cordon(ref);
+  expect((await core.readNode({ name: node })).metadata?.annotations?.[annotation]).toBe('preexisting');
+  // `kubectl uncordon`: the node is schedulable, the annotation stays.
+  await core.patchNode({ name: node, body: { spec: { unschedulable: false } } }, mergePatch);
+  await activities.cordon(ref);
+  const n = await core.readNode({ name: node });
+  expect(n.spec?.unschedulable).toBe(true);
+  expect(n.metadata?.annotations?.[annotation]).toBe('true');
+  expect(await activities.uncordon(ref)).toBe(true);
+  expect((await core.readNode({ name: node })).spec?.unschedulable).toBeFalsy();
+});
+
 test("G13 two rollouts' cordons: the first to let go hands its ownership over, the last uncordons", async () => {
   const second = { ...ref, rollout: `${rollout}-second` };
   const annotation = (r: string) => `skyhook.nvidia.com/cordon_${r}`;

@@ -1,7 +1,8 @@
 import { reportDue, reportOf, STAGE_REPORT_INTERVAL_MS, type ProgressToReport, type Stage } from '../../model';
 
-// Which node-state writes report to the rollout: every change the rollout judges by, and a running package's stage or
-// its in-progress/complete alone only once the last report is STAGE_REPORT_INTERVAL_MS old.
+// Which node-state writes report to the rollout: every change the rollout judges by (status, generation, erroring,
+// restarts), and a package that moves along (its stage, in-progress/complete, a new package or version) only once the
+// last report is STAGE_REPORT_INTERVAL_MS old.
 
 const progress = (over: Partial<ProgressToReport> = {}, stage: Stage = 'apply'): ProgressToReport => ({
   generation: 1,
@@ -14,7 +15,7 @@ test('the first write to a rollout reports', () => {
   expect(reportDue(undefined, reportOf(progress(), 0))).toBe(true);
 });
 
-test('a change of status, generation, erroring, restarts or version reports at once', () => {
+test('a change of status, generation, erroring or restarts reports at once', () => {
   const last = reportOf(progress(), 1000);
   const entry = progress().state['driver|1.0.0']!;
   const changed: ProgressToReport[] = [
@@ -23,10 +24,25 @@ test('a change of status, generation, erroring, restarts or version reports at o
     progress({ state: { 'driver|1.0.0': { ...entry, state: 'erroring' } } }),
     progress({ state: { 'driver|1.0.0': { ...entry, state: 'unknown' } } }),
     progress({ state: { 'driver|1.0.0': { ...entry, restarts: 1 } } }),
+    progress({ state: { ...progress().state, 'tools|1.0.0': { ...entry, name: 'tools', state: 'erroring' } } }),
+  ];
+  for (const p of changed) expect(reportDue(last, reportOf(p, 1001))).toBe(true);
+  const restarted = reportOf(changed[4]!, 1001);
+  const again = progress({ state: { 'driver|1.0.0': { ...entry, restarts: 2 } } });
+  expect(reportDue(restarted, reportOf(again, 1002))).toBe(true);
+});
+
+test('a new package or version that moves along waits for the interval, as a stage change does', () => {
+  const last = reportOf(progress(), 1000);
+  const entry = progress().state['driver|1.0.0']!;
+  const moved: ProgressToReport[] = [
     progress({ state: { 'driver|2.0.0': { ...entry, version: '2.0.0' } } }),
     progress({ state: { ...progress().state, 'tools|1.0.0': { ...entry, name: 'tools' } } }),
   ];
-  for (const p of changed) expect(reportDue(last, reportOf(p, 1001))).toBe(true);
+  for (const p of moved) {
+    expect(reportDue(last, reportOf(p, 1000 + STAGE_REPORT_INTERVAL_MS - 1))).toBe(false);
+    expect(reportDue(last, reportOf(p, 1000 + STAGE_REPORT_INTERVAL_MS))).toBe(true);
+  }
 });
 
 test('a stage change alone waits for the interval; nothing new never reports', () => {

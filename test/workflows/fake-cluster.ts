@@ -19,6 +19,7 @@ import {
 import { nodeWorkflowId } from '../../model/workflow-ids';
 import { OPEN_IMAGE_POLICY, type ImagePolicy } from '../../model/image-policy';
 import { signalWorkflow } from '../../activities/workflow-signal';
+import { FAILURE_TYPES } from '../../model/failure-types';
 
 // Fake Kubernetes for workflow tests: plain functions with the activity contract, recording every call. Jobs run
 // for a scripted time while not suspended, then complete or fail; the workflows under test are real.
@@ -153,10 +154,53 @@ export class FakeCluster {
     );
   }
 
+  /** `kubectl uncordon`: the node is schedulable, the rollouts' cordon annotations stay. */
+  uncordonByHand(node: string): void {
+    this.cordoned.delete(node);
+  }
+
+  /** Lets the rollout's cordon go; the node is schedulable again when no other rollout holds one. */
+  private uncordon(node: string, rollout: string): boolean {
+    const holders = this.cordonHolders.get(node);
+    const held = holders?.get(rollout);
+    if (!holders || held === undefined) return false;
+    holders.delete(rollout);
+    const heir = [...holders.keys()][0];
+    if (held === 'true' && heir !== undefined && ![...holders.values()].includes('true')) holders.set(heir, 'true');
+    return held === 'true' && holders.size === 0 && this.cordoned.delete(node);
+  }
+
   private deleteJob(jobName: string): void {
     const job = this.jobs.get(jobName);
     if (job) job.podGoneAt = Date.now() + this.podTerminationMs;
     this.jobs.delete(jobName);
+  }
+
+  /** Per node workflow, the local activity it has in flight. */
+  private readonly localInFlight = new Map<string, string>();
+
+  /**
+   * A node workflow's local activities run one at a time (patch local-calls-in-turn): two in flight at once could
+   * resolve in one activation on replay and in two live. A second one while another runs is a breach.
+   */
+  private oneLocalAtATime(activities: KeelsonActivities): KeelsonActivities {
+    const checked: Record<string, unknown> = {};
+    for (const [name, call] of Object.entries(activities) as [string, (...args: unknown[]) => Promise<unknown>][]) {
+      checked[name] = async (...args: unknown[]) => {
+        const info = Context.current().info;
+        if (!info.isLocal || info.workflowType !== 'nodeWorkflow') return call(...args);
+        const workflow = info.workflowExecution?.workflowId ?? '';
+        const other = this.localInFlight.get(workflow);
+        if (other !== undefined) this.breaches.push(`${workflow}: local activities ${other} and ${name} at once`);
+        this.localInFlight.set(workflow, name);
+        try {
+          return await call(...args);
+        } finally {
+          if (this.localInFlight.get(workflow) === name) this.localInFlight.delete(workflow);
+        }
+      };
+    }
+    return checked as unknown as KeelsonActivities;
   }
 
   finish(jobName: string, outcome: 'complete' | 'failed'): void {
@@ -252,7 +296,7 @@ export class FakeCluster {
       }
       return { written };
     };
-    return {
+    return this.oneLocalAtATime({
       nodeTimeouts: async () => {
         record('nodeTimeouts', {});
         return this.nodeTimeouts;
@@ -291,6 +335,11 @@ export class FakeCluster {
       },
       runInterrupt: async (input) => {
         record('runInterrupt', input);
+        const cordoned = this.cordoned.has(input.node) && this.cordonHolders.get(input.node)?.has(input.rollout);
+        if (input.cordoned && !cordoned) {
+          throw ApplicationFailure.nonRetryable(`node ${input.node} is not cordoned`, FAILURE_TYPES.notCordoned);
+        }
+        if (!cordoned) this.breaches.push(`G16 interrupt on ${input.node}, which ${input.rollout} has not cordoned`);
         const beside = this.executing(input.node).map((j) => j.name);
         if (beside.length > 0) this.breaches.push(`G12 interrupt on ${input.node} beside ${beside}`);
         this.interrupting.add(input.node);
@@ -357,7 +406,8 @@ export class FakeCluster {
       cordon: async (input) => {
         record('cordon', input);
         const holders = this.cordonHolders.get(input.node) ?? new Map<string, 'true' | 'preexisting'>();
-        if (!holders.has(input.rollout))
+        // A cordon held on a node made schedulable since (by hand) is this rollout's own again.
+        if (!holders.has(input.rollout) || !this.cordoned.has(input.node))
           holders.set(input.rollout, this.cordoned.has(input.node) ? 'preexisting' : 'true');
         this.cordonHolders.set(input.node, holders);
         this.cordoned.add(input.node);
@@ -366,13 +416,10 @@ export class FakeCluster {
       },
       uncordon: async (input) => {
         record('uncordon', input);
-        const holders = this.cordonHolders.get(input.node);
-        const held = holders?.get(input.rollout);
-        if (!holders || held === undefined) return false;
-        holders.delete(input.rollout);
-        const heir = [...holders.keys()][0];
-        if (held === 'true' && heir !== undefined && ![...holders.values()].includes('true')) holders.set(heir, 'true');
-        return held === 'true' && holders.size === 0 && this.cordoned.delete(input.node);
+        const uncordoned = this.uncordon(input.node, input.rollout);
+        // As the real activity: the permit goes back once the call is done.
+        if (input.release) await signalWorkflow(client, input.release);
+        return uncordoned;
       },
       waitForProtectedPods: async (input) => {
         record('waitForProtectedPods', input);
@@ -435,6 +482,6 @@ export class FakeCluster {
           if (this.startNodeWorkflows) await startNode(single);
         }
       },
-    };
+    });
   }
 }

@@ -116,7 +116,7 @@ test('continue-as-new during a long rollout keeps every bit of state', async () 
               drainTimeoutSeconds: 60,
               drainOnTimeout: 'wait' as const,
               rebootTimeoutSeconds: 60,
-              historyEventLimit: 40,
+              historyEventLimit: 30,
             },
           },
         },

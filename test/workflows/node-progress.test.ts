@@ -54,6 +54,8 @@ test('node-state writes report to the rollout from their own activity when its j
     await handle.cancel();
   });
 
+  // Writes, cordon and uncordon overlap in time here: the node's local activities still ran one at a time.
+  expect(cluster.breaches).toEqual([]);
   const history = await t.env.client.workflow.getHandle(nodeWorkflowId('progress', 'node-1')).fetchHistory();
   const events = history.events ?? [];
   const writes = cluster.writes.filter((w) => w.node === 'node-1');
@@ -61,7 +63,7 @@ test('node-state writes report to the rollout from their own activity when its j
   const sent = reports.map((r) => (r.input as { args: [NodeProgress] }).args[0]);
   // Each report carries the node's count of its reports, in order.
   expect(sent.map((r) => r.order![1])).toEqual(sent.map((_, i) => i + 1));
-  // The writes that change what the rollout judges by (status, generation, a package's state or restarts) each
+  // The writes that change what the rollout judges by (status, generation, a package erroring or restarted) each
   // reported, in order; the others (a stage's change within a package, seconds apart) did not.
   const judged = (p: { generation: number; status: NodeProgress['status']; state: NodeProgress['state'] }) =>
     reportOf({ generation: p.generation, status: p.status, state: packageProgress(p.state) }, 0).judged;

@@ -48,7 +48,12 @@ test('G16 under a legacy budget the permit rides on the admission: no request, n
       const events = await history(nodeWorkflowId('ride', node));
       expect(sent(events, 'requestInterrupt')).toBe(0);
       expect(signalled(events, 'grantInterrupt')).toBe(0);
+      // The permit goes back from the uncordon's own activity: the node sends no signal for it.
+      expect(sent(events, 'releaseInterrupt')).toBe(0);
     }
+    const releases = cluster.callsOf('uncordon').map((c) => (c.input as { release?: unknown }).release);
+    expect(releases).toHaveLength(5);
+    for (const release of releases) expect(release).toMatchObject({ signal: 'releaseInterrupt' });
     expect(cluster.callsOf('runInterrupt')).toHaveLength(5);
     expect(cluster.maxCordoned).toBe(2);
     expect(cluster.cordoned.size).toBe(0);
@@ -90,5 +95,38 @@ test('a batch larger than its ceiling asks for its permits, and the ceiling deci
     expect(sent(rollout, 'grantInterrupt')).toBe(3);
     expect(cluster.maxCordoned).toBe(1);
     expect(cluster.callsOf('runInterrupt')).toHaveLength(3);
+  });
+});
+
+test('G16 an interrupt never runs on a node that lost its cordon: the permit goes back, and the node asks, cordons and drains again', async () => {
+  const nodes = ['node-1', 'node-2'];
+  const cluster = new FakeCluster(nodes);
+  cluster.script = () => ({ ms: 200 });
+  cluster.drainMs = 1500;
+  const spec = rolloutSpec('lost', { interruptionBudget: { count: 1 }, packages: { drv } });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await startRollout(t.env, taskQueue, spec);
+    // `kubectl uncordon` mid-drain: the node is schedulable, its cordon annotation stays.
+    const first = await eventually(async () => {
+      const draining = [...cluster.draining];
+      expect(draining).toHaveLength(1);
+      return draining[0]!;
+    }, 30_000);
+    cluster.uncordonByHand(first);
+    await statusBecomes(handle, 'complete', 90_000);
+    await eventually(async () => expect((await handle.query(statusQuery)).permits).toEqual([]));
+    const on = (name: string) => cluster.callsOf(name).filter((c) => (c.input as { node: string }).node === first);
+    // The refused interrupt created nothing; the node was cordoned and drained again, then interrupted once.
+    expect(on('runInterrupt')).toHaveLength(2);
+    expect(on('cordon')).toHaveLength(2);
+    expect(on('drain')).toHaveLength(2);
+    // The lost cordon's annotation went with its permit, before the node asked again.
+    expect(on('uncordon')).toHaveLength(2);
+    expect(cluster.breaches).toEqual([]);
+    expect(cluster.maxCordoned).toBe(1);
+    expect(cluster.cordoned.size).toBe(0);
+    const events = await history(nodeWorkflowId('lost', first));
+    expect(sent(events, 'requestInterrupt')).toBe(1);
+    await recordHistory(t.env, nodeWorkflowId('lost', first), 'node-cordon-lost');
   });
 });

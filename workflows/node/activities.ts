@@ -2,7 +2,6 @@ import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { KeelsonActivities } from '../../activities/contract';
 import { SHORT_CALL_TIMEOUT } from '../activity-timeouts';
 import { STAGE_HEARTBEAT_TIMEOUT_SECONDS } from './stage-run';
-import { isPatched, PATCHES } from '../patches';
 
 // Activity proxies of the node workflow whose timeouts do not depend on a stage. Kubernetes calls are retried
 // until they succeed: a node workflow has nothing better to do than try again.
@@ -23,8 +22,29 @@ export const kubeLocal = proxyLocalActivities<KeelsonActivities>({
   retry: { initialInterval: '1s', maximumInterval: '1 minute' },
 });
 
-/** The short calls, local unless the history was recorded before the local-node-calls patch. */
-export const shortCalls = () => (isPatched(PATCHES.localNodeCalls) ? kubeLocal : kube);
+export type LocalCalls = typeof kubeLocal;
+
+/**
+ * The local activities one at a time, each asked for once the one before has resolved. Two in flight together may
+ * resolve in two activations live and in one on replay, and the commands their continuations issue (the writer's fence
+ * timer after a stale write, the loop's next step after an uncordon or a cordon) would then come in another order:
+ * the history would not replay. In turn, each resolves before the next is asked for, live and on replay alike.
+ * `inTurn` false (histories before the patch local-calls-in-turn): as they come.
+ */
+export function localCalls(inTurn: boolean): LocalCalls {
+  if (!inTurn) return kubeLocal;
+  let last: Promise<unknown> = Promise.resolve();
+  return new Proxy(kubeLocal, {
+    get(target, name) {
+      const call = Reflect.get(target, name) as (...args: unknown[]) => Promise<unknown>;
+      return (...args: unknown[]) => {
+        const result = last.then(() => call(...args));
+        last = result.catch(() => undefined);
+        return result;
+      };
+    },
+  });
+}
 
 /** Waits that carry their own timeout (protected pods, drain, reboot, interrupt): a minute of slack on top of it. */
 export function longWait(timeoutSeconds: number, summary: string) {

@@ -29,7 +29,7 @@ import {
   type Status,
 } from '../../model';
 import { nodeProgressSignal, type NodeProgress } from '../messages';
-import { kubeLocal } from './activities';
+import type { LocalCalls } from './activities';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { isPatched, PATCHES } from '../patches';
 import { FAILURE_TYPES } from '../../model/failure-types';
@@ -82,6 +82,8 @@ export class NodeStateWriter {
     private readonly node: string,
     readonly previous: Record<string, string | null>,
     private readonly count: WriterCounts,
+    /** The node workflow's local activities, shared with its other short calls (workflows/node/activities.ts). */
+    private readonly kubeLocal: LocalCalls,
   ) {}
 
   /** Queues the whole state of one rollout; a snapshot equal to the last one queued changes nothing and is dropped. */
@@ -137,7 +139,7 @@ export class NodeStateWriter {
       if (this.queue.length === 0) {
         // Everything published is written: the deletes are due now, with no write to ride on.
         this.inFlight = true;
-        const remove = isPatched(PATCHES.localNodeCalls) ? kubeLocal.deleteStageJob : deleteStageJob;
+        const remove = isPatched(PATCHES.localNodeCalls) ? this.kubeLocal.deleteStageJob : deleteStageJob;
         for (const d of this.deletes.splice(0)) {
           // G13: a Job that cannot be deleted (403) stays for its TTL; the writer goes on.
           await remove(d.job).catch((err: unknown) => {
@@ -231,8 +233,8 @@ export class NodeStateWriter {
    * replaces: the node workflow is the node state's one writer (G1), and says so in its log.
    */
   private async write(input: WriteNodeStateInput, local: boolean, ordered: boolean): Promise<WriteResult> {
-    const calls = local ? kubeLocal : { writeNodeState, readNode };
-    const writeState = ordered ? kubeLocal.writeNodeStateOrdered : calls.writeNodeState;
+    const calls = local ? this.kubeLocal : { writeNodeState, readNode };
+    const writeState = ordered ? this.kubeLocal.writeNodeStateOrdered : calls.writeNodeState;
     for (let attempt = 0; ; attempt++) {
       try {
         const result = await writeState(input);

@@ -13,7 +13,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { RolloutRef, StageResult } from '../../activities/contract';
+import type { RolloutRef, StageResult, WorkflowSignal } from '../../activities/contract';
 import {
   applyVersionChanges,
   changedConfigKeys,
@@ -64,10 +64,11 @@ import {
   type DesireArgs,
   type NodeControlArgs,
   type NodeProgress,
+  type ReleaseArgs,
   type NodeWorkflowStart,
 } from '../messages';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
-import { kube, longWait, shortCalls } from './activities';
+import { kube, localCalls, longWait } from './activities';
 import {
   applyNewSpec,
   byPriority,
@@ -106,7 +107,10 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         interrupt: null,
         bootId: null,
       };
-  const writer = new NodeStateWriter(cluster, node, s.previous, s);
+  const local = localCalls(isPatched(PATCHES.localCallsInTurn));
+  /** The short calls, local unless the history was recorded before the local-node-calls patch. */
+  const shortCalls = () => (isPatched(PATCHES.localNodeCalls) ? local : kube);
+  const writer = new NodeStateWriter(cluster, node, s.previous, s, local);
   const runs = new Map<string, StageRun>();
   const tasks = new Set<string>();
   const forgetting = new Set<string>(s.forgetting);
@@ -649,16 +653,24 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     const runId = guards() ? nextRunId() : undefined;
     const rebootSeconds = r.settings.rebootTimeoutSeconds;
     const rebootInside = merged.interrupt.type === 'reboot' && isPatched(PATCHES.rebootInInterrupt);
-    const result = await longWait(timeoutSeconds + (rebootInside ? rebootSeconds : 0), what).runInterrupt({
-      ...refOf(name),
-      node,
-      owner,
-      interrupt: merged.interrupt,
-      timeoutSeconds,
-      additionalTolerations: r.rollout.spec.additionalTolerations,
-      ...(runId && { runId }),
-      ...(rebootInside && { reboot: { previousBootId: s.bootId, timeoutSeconds: rebootSeconds } }),
-    });
+    const onCordoned = isPatched(PATCHES.interruptOnCordonedNode);
+    let result: StageResult;
+    try {
+      result = await longWait(timeoutSeconds + (rebootInside ? rebootSeconds : 0), what).runInterrupt({
+        ...refOf(name),
+        node,
+        owner,
+        interrupt: merged.interrupt,
+        timeoutSeconds,
+        additionalTolerations: r.rollout.spec.additionalTolerations,
+        ...(runId && { runId }),
+        ...(rebootInside && { reboot: { previousBootId: s.bootId, timeoutSeconds: rebootSeconds } }),
+        ...(onCordoned && { cordoned: true as const }),
+      });
+    } catch (err) {
+      if (onCordoned && failureType(err) === FAILURE_TYPES.notCordoned) return cordonLost(name);
+      throw err;
+    }
     let outcome = result;
     if (result.outcome === 'complete' && merged.interrupt.type === 'reboot' && !rebootInside) {
       try {
@@ -679,6 +691,21 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   }
 
   /**
+   * The node lost this rollout's cordon before its interrupt ran (runInterrupt refused it, creating nothing): the permit
+   * goes back, and the interrupt starts over from its request, with a cordon and a drain, under the budget (G16).
+   */
+  async function cordonLost(name: string): Promise<void> {
+    log.warn('node lost its cordon before its interrupt: it asks for a permit, cordons and drains again', {
+      node,
+      rollout: name,
+    });
+    s.bootId = null;
+    // Its cordon annotation goes with the permit: left on a node made schedulable by hand, it would keep the node
+    // cordoned after another rollout's release, with no permit counting it.
+    await release(name, true);
+  }
+
+  /**
    * An interrupt that failed runs again as a new Job, which reboots the node again: its wait must compare with the boot
    * ID read before that Job, not before the first. Patched: histories before it kept the first one.
    */
@@ -688,18 +715,31 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   }
 
   async function release(name: string, uncordon: boolean): Promise<void> {
+    // Only this rollout's permit: another rollout's prepared interrupt is not this release's to end.
+    const heldPermit = () =>
+      s.interrupt?.rollout === name || !isPatched(PATCHES.cordonPerRollout) ? s.interrupt : null;
+    let sent: string | null = null;
     if (uncordon && holdsCordon(name)) {
-      await shortCalls().uncordon({ ...refOf(name), node });
+      // The uncordon's activity hands the permit back once it is done: no command, no event and no workflow task on
+      // the node for it. Patched: histories before it signalled from here.
+      const permit = isPatched(PATCHES.releaseWithUncordon) ? (heldPermit()?.permit ?? null) : null;
+      await shortCalls().uncordon({ ...refOf(name), node, ...(permit && { release: releaseOf(name, permit) }) });
+      sent = permit;
       s.cordons = cordonHolders().filter((n) => n !== name);
       s.cordonedBy = s.cordons[0] ?? null;
     }
-    // Only this rollout's permit: another rollout's prepared interrupt is not this release's to end.
-    const held = s.interrupt?.rollout === name || !isPatched(PATCHES.cordonPerRollout) ? s.interrupt : null;
+    const held = heldPermit();
     if (held) s.interrupt = null;
-    if (held?.permit) {
+    // A grant taken meanwhile (a reset rollout's regrant) replaced the permit the uncordon sent back: this one goes too.
+    if (held?.permit && held.permit !== sent) {
       const permit = held.permit;
       await signalRollout(name, (id) => getExternalWorkflowHandle(id).signal(releaseInterruptSignal, { node, permit }));
     }
+  }
+
+  function releaseOf(name: string, permit: string): WorkflowSignal {
+    const args: ReleaseArgs = { node, permit };
+    return { workflowId: rolloutWorkflowId(cluster, name), signal: releaseInterruptSignal.name, args: [args] };
   }
 
   async function forget(name: string): Promise<void> {
@@ -831,9 +871,17 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
 /** G11/G12 (model/node-decide.ts): histories before it started stages beside running ones. */
 const guards = () => isPatched(PATCHES.oneExecutorPerPackage);
 
+/** An activity's failure comes wrapped in an ActivityFailure: its cause is what the activity threw. */
+const rootOf = (err: unknown) => (err instanceof ActivityFailure && err.cause ? err.cause : err);
+
+function failureType(err: unknown): string | undefined {
+  const root = rootOf(err);
+  return root instanceof ApplicationFailure ? (root.type ?? undefined) : undefined;
+}
+
 /** A failure as the node's annotation shows it: its type and its cause's message, bounded. */
 function failureText(err: unknown): string {
-  const root = err instanceof ActivityFailure && err.cause ? err.cause : err;
+  const root = rootOf(err);
   const type = root instanceof ApplicationFailure && root.type ? `${root.type}: ` : '';
   const text = `${type}${root instanceof Error ? root.message : String(root)}`;
   return text.length > 2000 ? `${text.slice(0, 2000)}…` : text;
