@@ -195,7 +195,13 @@ export interface KeelsonActivities {
   readNode(
     input: RolloutRef & { node: string },
   ): Promise<{ facts: NodeFacts; nodeState: string | null; nodeStateOrder?: NodeWriteOrder }>;
-  cordon(input: RolloutRef & { node: string }): Promise<void>;
+  /**
+   * With `drainRules` (patch drain-check-with-cordon), then whether a drain by them has nothing to do on the node
+   * (`nothingToDrain`): the drain activity is then not needed. Without, nothing (undefined).
+   */
+  cordon(
+    input: RolloutRef & { node: string; drainRules?: DrainRules },
+  ): Promise<{ nothingToDrain: boolean } | undefined>;
   /**
    * Removes only a cordon that this rollout's annotation says Keelson made; returns whether it uncordoned. `release`
    * is sent once the call is done: the node's interrupt permit going back to its rollout.

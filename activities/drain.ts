@@ -44,6 +44,44 @@ export function drainBlocked(node: string, blocked: { pod: string; why: string; 
 
 const terminal = (p: V1Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 
+/**
+ * The node's pods as a drain judges them: those the rules refuse to let go (as kubectl drain, a pod the options do not
+ * allow fails the drain before anything is evicted; one already being deleted goes anyway), and those still to go
+ * (to evict, or evicted or finished but not deleted yet).
+ */
+async function podsToDrain(clients: Clients, settings: ActivitySettings, node: string, rules: DrainRules) {
+  const pods = await kube('list', `pods on node ${node}`, () =>
+    clients.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` }),
+  );
+  const judged = pods.items
+    .filter((p) => !isPackageWorkload(p, settings.legacyPrefixes))
+    .map((pod): [V1Pod, DrainVerdict] => [pod, classifyDrainPod(pod, rules)]);
+  const refused = judged.flatMap(([pod, v]) =>
+    v.action === 'block' && !pod.metadata?.deletionTimestamp
+      ? [{ pod: podName(pod), why: v.why, allowedBy: v.allowedBy }]
+      : [],
+  );
+  const remaining = judged
+    .filter(([pod, v]) => v.action !== 'skip' || (v.why === 'finished' && pod.metadata?.deletionTimestamp))
+    .map(([pod]) => pod);
+  return { refused, remaining };
+}
+
+/**
+ * Whether a drain by these rules would have nothing to do: no pod to evict, none on its way out, none refused. Asked
+ * right after the cordon (no new pod lands meanwhile but DaemonSet pods, which a drain skips), it spares the drain's
+ * own activity; any pod at all leaves the drain to that activity, with its waits, timeout and policy.
+ */
+export async function nothingToDrain(
+  clients: Clients,
+  settings: ActivitySettings,
+  node: string,
+  rules: DrainRules,
+): Promise<boolean> {
+  const { refused, remaining } = await podsToDrain(clients, settings, node, rules);
+  return refused.length === 0 && remaining.length === 0;
+}
+
 export async function drain(
   clients: Clients,
   settings: ActivitySettings,
@@ -55,24 +93,8 @@ export async function drain(
   const retryAt = new Map<string, { at: number; delayMs: number }>();
   const forced = new Set<string>();
   for (;;) {
-    const pods = await kube('list', `pods on node ${node}`, () =>
-      clients.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` }),
-    );
-    const judged = pods.items
-      .filter((p) => !isPackageWorkload(p, settings.legacyPrefixes))
-      .map((pod): [V1Pod, DrainVerdict] => [pod, classifyDrainPod(pod, rules)]);
-    // As kubectl drain: a pod the options do not let go fails the drain before anything (more) is evicted. One
-    // already being deleted goes anyway.
-    const refused = judged.flatMap(([pod, v]) =>
-      v.action === 'block' && !pod.metadata?.deletionTimestamp
-        ? [{ pod: podName(pod), why: v.why, allowedBy: v.allowedBy }]
-        : [],
-    );
+    const { refused, remaining } = await podsToDrain(clients, settings, node, rules);
     if (refused.length > 0) throw drainBlocked(node, refused);
-    // Still to go: pods to evict, and pods on their way out (evicted or finished, but not deleted yet).
-    const remaining = judged
-      .filter(([pod, v]) => v.action !== 'skip' || (v.why === 'finished' && pod.metadata?.deletionTimestamp))
-      .map(([pod]) => pod);
     if (remaining.length === 0) return;
     const now = Date.now();
     const late = now > deadline;

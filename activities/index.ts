@@ -3,7 +3,7 @@ import type { NodeState, Package, Status } from '../model';
 import type { KeelsonActivities, StageResult } from './contract';
 import { makeClients } from './clients';
 import { cordon, removeTaint, uncordon } from './cordon';
-import { drain } from './drain';
+import { drain, nothingToDrain } from './drain';
 import { runInterrupt } from './interrupt';
 import { listNodes } from './nodes';
 import { ensureNodeWorkflow, ensureNodeWorkflows } from './node-workflows';
@@ -98,7 +98,11 @@ export function createActivities(deps: ActivityDeps & { metrics?: ActivityMetric
     writeNodeStateOrdered: writeState,
     readNode: (input) => readNode(clients, prefix, input),
     clearNodeState: (input) => clearNodeState(clients, prefix, input),
-    cordon: (input) => cordon(clients, prefix, input),
+    cordon: async (input) => {
+      await cordon(clients, prefix, input);
+      if (!input.drainRules) return undefined;
+      return { nothingToDrain: await nothingToDrain(clients, settings, input.node, input.drainRules) };
+    },
     uncordon: async (input) => {
       const uncordoned = await uncordon(clients, prefix, input);
       // The permit goes back only once the node is schedulable (or still held by another rollout's cordon): the

@@ -107,6 +107,8 @@ export const PATCHES = {
   uiAfterInit: BASELINE,
   /** The node-state writer waits one round of the workflow's coroutines, so the node loop's next step joins a write. */
   writeAfterStep: BASELINE,
+  /** The cordon's local activity tells whether a drain has anything to do: none, no drain activity. */
+  drainCheckWithCordon: BASELINE,
   /** The desires a pass queues go out in one activity (ensureNodeWorkflows), not one activity per node. */
   desiresInOneActivity: BASELINE,
   /** A node at rest sends the progress report a stage's change held back (the view is not left a stage behind). */

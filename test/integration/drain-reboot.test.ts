@@ -56,6 +56,11 @@ test('a drain blocked by a PDB waits, then goes through when the PDB allows it',
     const pdb = await policy.readNamespacedPodDisruptionBudget({ name: 'guard', namespace: ns });
     return pdb.status?.currentHealthy === 1 ? true : undefined;
   });
+  // The cordon's drain check judges the pods as the drain does: a pod to evict leaves the drain to its activity.
+  const ref = { rollout: `${ROLLOUT}-check`, kind: 'Skyhook' as const, generation: 1, node };
+  const rules = { ...drainRules(undefined), force: true };
+  expect(await activities.cordon({ ...ref, drainRules: rules })).toEqual({ nothingToDrain: false });
+  expect(await activities.cordon(ref)).toBeUndefined();
   const started = Date.now();
   const draining = activities.drain({ node, timeoutSeconds: 60, onTimeout: 'fail' });
   await new Promise((r) => setTimeout(r, 4000));
@@ -73,6 +78,8 @@ test('a drain blocked by a PDB waits, then goes through when the PDB allows it',
   expect(seconds).toBeGreaterThanOrEqual(4);
   const left = await env.core.listNamespacedPod({ namespace: ns, fieldSelector: `spec.nodeName=${node}` });
   expect(left.items.map((p) => p.metadata?.name)).toEqual(['ds-pod']); // DaemonSet pods are skipped
+  expect(await activities.cordon({ ...ref, drainRules: rules })).toEqual({ nothingToDrain: true });
+  expect(await activities.uncordon(ref)).toBe(true);
 });
 
 test('a drain past its timeout with policy fail names the pods still there', async () => {

@@ -87,6 +87,8 @@ export class FakeCluster {
   suspendForbidden = false;
   /** How long a drain takes. */
   drainMs = 0;
+  /** Whether nodes run pods a drain evicts: with none, the cordon's drain check spares the drain activity. */
+  workloadPods = true;
   /** How long runStage takes before it creates a new Job. */
   createDelayMs = 0;
   /** Jobs fail with DeadlineExceeded once they ran past activeDeadlineSeconds, as the Job controller fails them. */
@@ -413,6 +415,7 @@ export class FakeCluster {
         this.cordoned.add(input.node);
         this.maxCordoned = Math.max(this.maxCordoned, this.cordoned.size);
         this.countDisrupted();
+        return input.drainRules ? { nothingToDrain: !this.workloadPods } : undefined;
       },
       uncordon: async (input) => {
         record('uncordon', input);

@@ -40,6 +40,7 @@ const spec = (name: string) =>
 test('node-state writes report to the rollout from their own activity when its judgement changes; the status shows each package', async () => {
   const nodes = ['node-1', 'node-2'];
   const cluster = new FakeCluster(nodes);
+  cluster.workloadPods = false;
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
     const handle = await startRollout(t.env, taskQueue, spec('progress'));
     await statusBecomes(handle, 'complete', 60_000);
@@ -83,7 +84,12 @@ test('node-state writes report to the rollout from their own activity when its j
   const scheduled = events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
   const local = ['writeNodeState', 'writeNodeStateOrdered', 'readNode', 'cordon', 'uncordon'];
   expect(scheduled.filter((n) => local.includes(n))).toEqual([]);
-  // The reboot's wait is in the interrupt's activity.
+  // Nothing on the nodes to evict: the cordon's own drain check spares the drain activity; the reboot's wait is in
+  // the interrupt's activity.
+  expect(cluster.callsOf('cordon').map((c) => c.input)).toEqual(
+    nodes.map(() => expect.objectContaining({ drainRules: expect.any(Object) })),
+  );
+  expect(scheduled).not.toContain('drain');
   expect(scheduled).not.toContain('waitForReboot');
   expect(scheduled).toContain('runInterrupt');
   const markers = events.filter((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED);

@@ -604,15 +604,24 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
 
   async function cordonAndDrain(name: string): Promise<void> {
     const r = s.rollouts[name]!;
-    await shortCalls().cordon({ ...refOf(name), node });
+    const selector = r.rollout.spec.podNonInterruptLabels;
+    const guarded = Object.keys(selector.matchLabels ?? {}).length + (selector.matchExpressions?.length ?? 0) > 0;
+    const drainOptions = r.rollout.spec.drain;
+    // The cordon's local activity also asks whether a drain would find anything to do: on a node with nothing to
+    // evict, no drain activity (a workflow task and a hop fewer into the interrupt). Not when protected pods are waited
+    // for between the two. Patched: histories before it always ran the drain activity.
+    const checkDrain = !guarded && isPatched(PATCHES.drainCheckWithCordon);
+    const cordoned = await shortCalls().cordon({
+      ...refOf(name),
+      node,
+      ...(checkDrain && { drainRules: drainRules(drainOptions) }),
+    });
     // Patched: histories before it let a second rollout's cordon take the first's place, so the first's cordon was
     // never let go (not by its rerun, not when it was deleted).
     if (isPatched(PATCHES.cordonPerRollout)) {
       s.cordons = [...cordonHolders().filter((n) => n !== name), name];
       s.cordonedBy = s.cordons[0]!;
     } else s.cordonedBy = name;
-    const selector = r.rollout.spec.podNonInterruptLabels;
-    const guarded = Object.keys(selector.matchLabels ?? {}).length + (selector.matchExpressions?.length ?? 0) > 0;
     const t = r.settings;
     while (
       guarded &&
@@ -630,14 +639,15 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       }
       log.info('protected pods still running; waiting again', { node });
     }
-    const drainOptions = r.rollout.spec.drain;
     const drainSeconds = drainTimeoutSeconds(drainOptions, t.drainTimeoutSeconds);
-    await longWait(drainSeconds, `${node}: drain`).drain({
-      node,
-      timeoutSeconds: drainSeconds,
-      onTimeout: t.drainOnTimeout,
-      rules: drainRules(drainOptions),
-    });
+    if (!(checkDrain && cordoned?.nothingToDrain)) {
+      await longWait(drainSeconds, `${node}: drain`).drain({
+        node,
+        timeoutSeconds: drainSeconds,
+        onTimeout: t.drainOnTimeout,
+        rules: drainRules(drainOptions),
+      });
+    }
     if (s.interrupt?.rollout === name) s.interrupt = { ...s.interrupt, phase: 'prepared' };
   }
 
