@@ -107,6 +107,31 @@ test('node-state writes report to the rollout from their own activity when its j
   await recordHistory(t.env, nodeWorkflowId('progress', 'node-1'), 'node-local-calls');
 });
 
+test("G15 a node's local activities run one at a time: its writes, cordon, reads and uncordon never overlap", async () => {
+  const nodes = ['node-1', 'node-2', 'node-3'];
+  const cluster = new FakeCluster(nodes);
+  // Quick stages: a stage's end, its write and the cordon or uncordon that follows come close together.
+  cluster.script = () => ({ ms: 20 });
+  const overlapping = rolloutSpec('turns', {
+    interruptionBudget: { count: 3 },
+    packages: {
+      base: { version: '1.0.0', image: 'ghcr.io/example/base' },
+      driver: { version: '2.0.0', image: 'ghcr.io/example/driver', interrupt: { type: 'reboot' } },
+    },
+  });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await startRollout(t.env, taskQueue, overlapping);
+    await statusBecomes(handle, 'complete', 60_000);
+    await handle.cancel();
+  });
+  for (const node of nodes) {
+    const { events } = await t.env.client.workflow.getHandle(nodeWorkflowId('turns', node)).fetchHistory();
+    const types = new Set(localActivities(events ?? []).map((a) => a.type));
+    expect([...types]).toEqual(expect.arrayContaining(['cordon', 'readNode', 'uncordon', 'writeNodeStateOrdered']));
+  }
+  expect(cluster.breaches).toEqual([]);
+});
+
 test('a node at rest sends the report a stage change held back: one package erroring, the other complete, the status shows both', async () => {
   const cluster = new FakeCluster(['node-1']);
   // `broken` fails at once; `slow` completes its config seconds later, a stage change alone, with nothing left to run.

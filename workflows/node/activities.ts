@@ -1,4 +1,4 @@
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { condition, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { KeelsonActivities } from '../../activities/contract';
 import { SHORT_CALL_TIMEOUT } from '../activity-timeouts';
 import { STAGE_HEARTBEAT_TIMEOUT_SECONDS } from './stage-run';
@@ -25,11 +25,13 @@ export const kubeLocal = proxyLocalActivities<KeelsonActivities>({
 export type LocalCalls = typeof kubeLocal;
 
 /**
- * The local activities one at a time, each asked for once the one before has resolved. Two in flight together may
- * resolve in two activations live and in one on replay, and the commands their continuations issue (the writer's fence
- * timer after a stale write, the loop's next step after an uncordon or a cordon) would then come in another order:
- * the history would not replay. In turn, each resolves before the next is asked for, live and on replay alike.
- * `inTurn` false (histories before the patch local-calls-in-turn): as they come.
+ * The local activities one at a time, and each one's result handed over only after a round of the workflow's
+ * conditions (patch local-calls-in-turn). A local activity's result may reach a replay in the same activation as
+ * what reached the live run before it: another local activity's result, or an event that came while a long one ran
+ * (across workflow tasks). The commands each continuation issues (the writer's fence timer after a stale write, the
+ * node loop's next stage, the drain after a cordon) would then come in another order, and the history would not
+ * replay. One at a time, no two results meet; handed over after a round, the loop's commands for the event come
+ * first, as they did live. `inTurn` false (histories before the patch): as they come.
  */
 export function localCalls(inTurn: boolean): LocalCalls {
   if (!inTurn) return kubeLocal;
@@ -38,7 +40,7 @@ export function localCalls(inTurn: boolean): LocalCalls {
     get(target, name) {
       const call = Reflect.get(target, name) as (...args: unknown[]) => Promise<unknown>;
       return (...args: unknown[]) => {
-        const result = last.then(() => call(...args));
+        const result = last.then(() => afterARound(call(...args)));
         last = result.catch(() => undefined);
         return result;
       };
@@ -46,6 +48,23 @@ export function localCalls(inTurn: boolean): LocalCalls {
   });
 }
 
+async function afterARound<T>(settling: Promise<T>): Promise<T> {
+  try {
+    return await settling;
+  } finally {
+    await nextConditionRound();
+  }
+}
+
+/** Resolves in the workflow's next round of unblocking conditions, after the coroutines woken with this one ran. */
+export function nextConditionRound(): Promise<void> {
+  let asked = false;
+  return condition(() => {
+    const again = asked;
+    asked = true;
+    return again;
+  });
+}
 /** Waits that carry their own timeout (protected pods, drain, reboot, interrupt): a minute of slack on top of it. */
 export function longWait(timeoutSeconds: number, summary: string) {
   return proxyActivities<KeelsonActivities>({

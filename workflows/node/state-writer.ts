@@ -29,7 +29,7 @@ import {
   type Status,
 } from '../../model';
 import { nodeProgressSignal, type NodeProgress } from '../messages';
-import type { LocalCalls } from './activities';
+import { nextConditionRound, type LocalCalls } from './activities';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { isPatched, PATCHES } from '../patches';
 import { FAILURE_TYPES } from '../../model/failure-types';
@@ -351,14 +351,4 @@ export class NodeStateWriter {
       log.info('rollout did not take node progress', { rollout: s.rollout, error: String(err) });
     }
   }
-}
-
-/** Resolves in the workflow's next round of unblocking conditions, after the coroutines woken with this one ran. */
-function nextConditionRound(): Promise<void> {
-  let asked = false;
-  return condition(() => {
-    const again = asked;
-    asked = true;
-    return again;
-  });
 }
