@@ -48,7 +48,10 @@ test('a worker upgrade mid-rollout: the new build replays the running workflows,
   const v2 = await e2e.startWorker({ KEELSON_WORKER_BUILD_ID: 'v2' });
   await currentBecomes('v2');
   expect((await e2e.status(ROLLOUT)).completeNodes).not.toBe('3/3');
-  expect(await readyz(v2.metrics)).toBe(`200 build ${deployment}/v2 is current\n`);
+  // Its readiness follows once the worker reads the deployment again after making itself current.
+  await eventually('v2 ready', async () =>
+    expect(await readyz(v2.metrics)).toBe(`200 build ${deployment}/v2 is current\n`),
+  );
   await eventually('v1 out of service', async () =>
     expect(await readyz(v1.metrics)).toBe(
       `503 build ${deployment}/v1 is not current (v2 is); make it so with set-current-version\n`,

@@ -1,7 +1,8 @@
-import { condition, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { KeelsonActivities } from '../../activities/contract';
 import { SHORT_CALL_TIMEOUT } from '../activity-timeouts';
 import { STAGE_HEARTBEAT_TIMEOUT_SECONDS } from './stage-run';
+import type { NodeConditions } from './conditions';
 
 // Activity proxies of the node workflow whose timeouts do not depend on a stage. Kubernetes calls are retried
 // until they succeed: a node workflow has nothing better to do than try again.
@@ -25,46 +26,37 @@ export const kubeLocal = proxyLocalActivities<KeelsonActivities>({
 export type LocalCalls = typeof kubeLocal;
 
 /**
- * The local activities one at a time, and each one's result handed over only after a round of the workflow's
- * conditions (patch local-calls-in-turn). A local activity's result may reach a replay in the same activation as
- * what reached the live run before it: another local activity's result, or an event that came while a long one ran
- * (across workflow tasks). The commands each continuation issues (the writer's fence timer after a stale write, the
- * node loop's next stage, the drain after a cordon) would then come in another order, and the history would not
- * replay. One at a time, no two results meet; handed over after a round, the loop's commands for the event come
- * first, as they did live. `inTurn` false (histories before the patch): as they come.
+ * The local activities one at a time, and each one's result handed over only once the workflow is quiet (patch
+ * local-calls-in-turn). A local activity's result may reach a replay in the same activation as what reached the live
+ * run before it: another local activity's result, or an event that came while a long one ran (across workflow
+ * tasks). The commands each continuation issues (the writer's fence timer after a stale write, the node loop's next
+ * stage, the drain after a cordon) would then come in another order, and the history would not replay. One at a
+ * time, no two results meet; handed over once every coroutine the event woke has issued its commands, theirs come
+ * first, as they did live. `inTurn` is asked at each call: a run recorded before the patch calls as they come until
+ * it takes the patch, and its first call in turn waits for every call before it.
  */
-export function localCalls(inTurn: boolean): LocalCalls {
-  if (!inTurn) return kubeLocal;
+export function localCalls(inTurn: () => boolean, conditions: NodeConditions): LocalCalls {
   let last: Promise<unknown> = Promise.resolve();
   return new Proxy(kubeLocal, {
     get(target, name) {
       const call = Reflect.get(target, name) as (...args: unknown[]) => Promise<unknown>;
       return (...args: unknown[]) => {
-        const result = last.then(() => afterARound(call(...args)));
-        last = result.catch(() => undefined);
+        const result = inTurn() ? last.then(() => whenQuiet(call(...args), conditions)) : call(...args);
+        last = Promise.allSettled([last, result]);
         return result;
       };
     },
   });
 }
 
-async function afterARound<T>(settling: Promise<T>): Promise<T> {
+async function whenQuiet<T>(settling: Promise<T>, conditions: NodeConditions): Promise<T> {
   try {
     return await settling;
   } finally {
-    await nextConditionRound();
+    await conditions.quiet();
   }
 }
 
-/** Resolves in the workflow's next round of unblocking conditions, after the coroutines woken with this one ran. */
-export function nextConditionRound(): Promise<void> {
-  let asked = false;
-  return condition(() => {
-    const again = asked;
-    asked = true;
-    return again;
-  });
-}
 /** Waits that carry their own timeout (protected pods, drain, reboot, interrupt): a minute of slack on top of it. */
 export function longWait(timeoutSeconds: number, summary: string) {
   return proxyActivities<KeelsonActivities>({

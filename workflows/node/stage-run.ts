@@ -1,7 +1,6 @@
 import {
   ActivityCancellationType,
   CancellationScope,
-  condition,
   isCancellation,
   proxyActivities,
   TimeoutFailure,
@@ -9,6 +8,7 @@ import {
 import type { KeelsonActivities, RunStageInput, StageResult } from '../../activities/contract';
 import { SHORT_CALL_TIMEOUT } from '../activity-timeouts';
 import { isPatched, PATCHES } from '../patches';
+import type { NodeConditions } from './conditions';
 
 // One stage of one package on one node, waited for through runStage. The wait restarts, without touching the Job,
 // when the stage timeout changes (G4: the Job's deadline is patched and the wait resumes with the time left) and
@@ -73,6 +73,8 @@ export class StageRun {
      * deletion was confirmed. Off only for histories recorded before it (which did not wait).
      */
     private readonly waitForCancellation: boolean,
+    /** The node workflow's conditions, counted (workflows/node/conditions.ts). */
+    private readonly conditions: NodeConditions,
   ) {}
 
   get timeoutSeconds(): number {
@@ -126,7 +128,7 @@ export class StageRun {
       if (this.suspended()) {
         await suspendStageJob({ jobName: this.jobName, suspend: true });
         this.clock.pausedAt ??= Date.now();
-        await condition(() => !this.suspended() || this.stopped);
+        await this.conditions.until(() => !this.suspended() || this.stopped);
         if (this.stopped) return undefined;
       }
       // The Job is suspended: by this wait, or by a run before a continue-as-new whose resume came first (G14).
@@ -173,7 +175,7 @@ export class StageRun {
         // A pause, a new timeout or a stop does not wait for the cancelled attempt: it may take a heartbeat to hear.
         const first = await Promise.race([
           settled,
-          condition(() => this.restarting || this.stopped || this.returned).then(() => null),
+          this.conditions.until(() => this.restarting || this.stopped || this.returned).then(() => null),
         ]);
         if (first === null) continue;
         if ('error' in first) throw first.error;

@@ -1,5 +1,4 @@
 import {
-  condition,
   getExternalWorkflowHandle,
   isCancellation,
   log,
@@ -29,7 +28,8 @@ import {
   type Status,
 } from '../../model';
 import { nodeProgressSignal, type NodeProgress } from '../messages';
-import { nextConditionRound, type LocalCalls } from './activities';
+import type { LocalCalls } from './activities';
+import type { NodeConditions } from './conditions';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { isPatched, PATCHES } from '../patches';
 import { FAILURE_TYPES } from '../../model/failure-types';
@@ -84,6 +84,8 @@ export class NodeStateWriter {
     private readonly count: WriterCounts,
     /** The node workflow's local activities, shared with its other short calls (workflows/node/activities.ts). */
     private readonly kubeLocal: LocalCalls,
+    /** The node workflow's conditions, counted (workflows/node/conditions.ts). */
+    private readonly conditions: NodeConditions,
   ) {}
 
   /** Queues the whole state of one rollout; a snapshot equal to the last one queued changes nothing and is dropped. */
@@ -99,7 +101,7 @@ export class NodeStateWriter {
   /** Resolves once everything published so far is on the Node (G3: a failure is recorded before cleanup). */
   flush(): Promise<void> {
     const target = this.queued;
-    return condition(() => this.written >= target);
+    return this.conditions.until(() => this.written >= target);
   }
 
   /**
@@ -131,11 +133,11 @@ export class NodeStateWriter {
   /** The single writer loop; started once per run. */
   async run(): Promise<never> {
     for (;;) {
-      await condition(() => this.queue.length > 0 || this.deletes.length > 0);
+      await this.conditions.until(() => this.queue.length > 0 || this.deletes.length > 0);
       // One round of the workflow's coroutines first: what the node loop publishes in the same activation (the first
       // stage, right after the rollout's read of the Node) rides on this write. Patched: histories before it wrote
       // at once.
-      if (isPatched(PATCHES.writeAfterStep)) await nextConditionRound();
+      if (isPatched(PATCHES.writeAfterStep)) await this.conditions.nextRound();
       if (this.queue.length === 0) {
         // Everything published is written: the deletes are due now, with no write to ride on.
         this.inFlight = true;

@@ -2,7 +2,6 @@ import {
   ActivityFailure,
   allHandlersFinished,
   ApplicationFailure,
-  condition,
   continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
@@ -69,6 +68,7 @@ import {
 } from '../messages';
 import { rolloutWorkflowId } from '../../model/workflow-ids';
 import { kube, localCalls, longWait } from './activities';
+import { NodeConditions } from './conditions';
 import {
   applyNewSpec,
   byPriority,
@@ -107,10 +107,11 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         interrupt: null,
         bootId: null,
       };
-  const local = localCalls(isPatched(PATCHES.localCallsInTurn));
+  const conditions = new NodeConditions();
+  const local = localCalls(() => isPatched(PATCHES.localCallsInTurn), conditions);
   /** The short calls, local unless the history was recorded before the local-node-calls patch. */
   const shortCalls = () => (isPatched(PATCHES.localNodeCalls) ? local : kube);
-  const writer = new NodeStateWriter(cluster, node, s.previous, s, local);
+  const writer = new NodeStateWriter(cluster, node, s.previous, s, local, conditions);
   const runs = new Map<string, StageRun>();
   const tasks = new Set<string>();
   const forgetting = new Set<string>(s.forgetting);
@@ -527,6 +528,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       () => suspended(name),
       `${node}: ${name}/${pkg.name}@${pkg.version} ${stage}`,
       guards(),
+      conditions,
     );
     runs.set(key, run);
     publish(name);
@@ -800,7 +802,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         const job = intent.jobName;
         return spawn(`delete:${job}`, async () => {
           const stopped = stoppedRuns.get(job);
-          if (stopped && guards()) await condition(() => stopped.ended);
+          if (stopped && guards()) await conditions.until(() => stopped.ended);
           stoppedRuns.delete(job);
           if (guards())
             await longWait(DELETE_WAIT_SECONDS, `${node}: delete ${job}`).deleteStageJob({
@@ -848,7 +850,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   const reportsAtRest = isPatched(PATCHES.reportAtRest);
   const heldAtRest = () => reportsAtRest && idle() && writer.holdsReports();
   for (;;) {
-    await condition(() => wake || uiDue || ((draining || gone()) && idle()) || heldAtRest());
+    await conditions.until(() => wake || uiDue || ((draining || gone()) && idle()) || heldAtRest());
     wake = false;
     const info = workflowInfo();
     const limit = Math.min(...Object.values(s.rollouts).map((r) => r.settings.historyEventLimit));
@@ -864,12 +866,12 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     if (draining && idle()) {
       // The held reports are not carried: a node at rest writes nothing in its next run to send them with.
       if (reportsAtRest) await writer.sendHeldReports();
-      await condition(allHandlersFinished);
+      await conditions.until(allHandlersFinished);
       const carried = carriedForm(s, { forgetting, reborn });
       await continueAsNew<typeof nodeWorkflow>({ cluster, node, carried });
     }
     if (gone() && idle()) {
-      await condition(allHandlersFinished);
+      await conditions.until(allHandlersFinished);
       if (gone()) return;
     }
     step();
