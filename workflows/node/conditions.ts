@@ -21,29 +21,25 @@ export class NodeConditions {
 
   /** Resolves in the next round of the workflow's conditions, counted as a condition of the node's. */
   nextRound(): Promise<void> {
-    let asked = false;
-    return this.until(() => {
-      const again = asked;
-      asked = true;
-      return again;
-    });
+    return this.until(trueFromNextRound());
   }
 
   /** Resolves after a round of the workflow's conditions in which none of the node's resolved. */
   async quiet(): Promise<void> {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const before = this.resolved;
-      await uncountedRound();
+      await condition(trueFromNextRound());
       if (this.resolved === before) return;
     }
   }
 }
 
-function uncountedRound(): Promise<void> {
+/** A predicate false when first asked and true after: its condition resolves in the next round. */
+function trueFromNextRound(): () => boolean {
   let asked = false;
-  return condition(() => {
+  return () => {
     const again = asked;
     asked = true;
     return again;
-  });
+  };
 }
