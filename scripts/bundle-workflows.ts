@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { preloadModules, workflowsPath } from '../workers/workflow-bundle';
 
 // Builds the workflow bundle once (`npm run bundle [-- OUT]`, default dist/workflow-bundle.js), so a worker started
 // with KEELSON_WORKFLOW_BUNDLE=OUT skips the webpack build it otherwise does at every start.
@@ -8,7 +9,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 async function main(): Promise<void> {
   const out = path.resolve(process.argv[2] ?? path.join(__dirname, '..', 'dist', 'workflow-bundle.js'));
   const started = Date.now();
-  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows') });
+  const { code } = await bundleWorkflowCode({ workflowsPath, preloadModules });
   mkdirSync(path.dirname(out), { recursive: true });
   writeFileSync(out, code);
   process.stdout.write(

@@ -27,7 +27,7 @@ export function deploymentOptions(version: WorkerVersion | undefined): Pick<Work
   return { workerDeploymentOptions: { version, useWorkerVersioning: true, defaultVersioningBehavior: 'AUTO_UPGRADE' } };
 }
 
-export type WorkflowSource = Pick<ReplayWorkerOptions, 'workflowBundle' | 'workflowsPath'>;
+export type WorkflowSource = Pick<ReplayWorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'>;
 
 export interface ReplayCheck {
   replayed: number;

@@ -15,6 +15,7 @@ import { KeelsonMetrics, serveMetrics, type GaugeSources } from './metrics';
 import { cachedWorkflowsFor, memoryLimitBytes } from './sizing';
 import { deploymentOptions, followVersion, workerVersion, type VersionState, type WorkflowSource } from './versioning';
 import { KeepAliveKubeConfig } from './kube-config';
+import { preloadModules, workflowsPath } from './workflow-bundle';
 
 // The Keelson worker: settings from the environment (G9), the Kubernetes floor checked against the server (G8),
 // then rollout and node workflows with the real Kubernetes activities on one task queue.
@@ -83,7 +84,7 @@ export async function startWorker(config: WorkerConfig): Promise<RunningWorker> 
   // A prebuilt bundle makes a restart seconds instead of a webpack build (the same code either way).
   const workflowSource: WorkflowSource = config.KEELSON_WORKFLOW_BUNDLE
     ? { workflowBundle: { codePath: config.KEELSON_WORKFLOW_BUNDLE } }
-    : { workflowsPath: require.resolve('../workflows') };
+    : { workflowsPath, bundlerOptions: { preloadModules } };
   const version = workerVersion(config);
   const readiness: VersionState = version
     ? { ready: false, reason: `build ${version.deploymentName}/${version.buildId} is not current yet` }
