@@ -12,6 +12,10 @@ import { isNodeComplete, planNode, type ConfigUpdates } from './stage-machine';
 //   stopped run's Job of it may still be running (its deletion is confirmed only once the Job is gone).
 // - G12 interrupts alone: the merged interrupt starts only when no stage run or stopped Job is left on the node, no
 //   stage starts once it is due, and none starts while it runs (until the reboot is seen and the node is Ready).
+// - G16 interrupting work on a cordoned node: a stage of a package that ends in an interrupt starts only while its
+//   rollout's cordon is on the node, so not once the release that uncordons it has begun; and a release or forget
+//   uncordons only when no stopped run's Job may still run (a stopped apply could otherwise start on a node just made
+//   schedulable).
 
 export type RunnableStage = Exclude<Stage, 'interrupt'>;
 
@@ -60,6 +64,8 @@ export interface DecisionView {
    * ones and interrupts beside stage Jobs.
    */
   guards: boolean;
+  /** The G16 cordon guards. False only when replaying histories recorded before them. */
+  cordonGuards: boolean;
 }
 
 export type NodeIntent =
@@ -80,6 +86,13 @@ export function decideNode(view: DecisionView): NodeIntent[] {
   const carried: StageRunKey[] = [];
   let interrupt = view.interrupt;
   const interruptRunning = view.tasks.has('interrupt');
+  /** G16: the release's uncordon has begun, so the cordon is going: nothing new that needs it starts. */
+  const releasing = view.cordonGuards && view.tasks.has('release');
+  /**
+   * G16: a stopped or abandoned run's Job may still be created or running, or a continue-as-new stopped the waits
+   * (their Jobs run on, to be adopted by the next run): the cordon stays until they are gone or adopted.
+   */
+  const jobsMayRun = () => view.cordonGuards && (view.stopping.size > 0 || carried.length > 0 || view.draining);
 
   const jobOf = (rollout: string, pkg: Pick<Package, 'name' | 'version'>, stage: RunnableStage) =>
     stageJobName({ rollout, package: pkg.name, version: pkg.version, stage, node: view.node });
@@ -111,7 +124,9 @@ export function decideNode(view: DecisionView): NodeIntent[] {
     const unused = yielding && interrupt.phase !== 'prepared';
     if (!unused && runs.some((x) => x.rollout === r.name)) return;
     // A node whose package failed stays cordoned, as in Skyhook; the permit goes back either way.
-    intents.push({ kind: 'release', rollout: r.name, uncordon: !Object.values(r.state).some(isErroring) });
+    const uncordon = !Object.values(r.state).some(isErroring);
+    if (uncordon && jobsMayRun()) return;
+    intents.push({ kind: 'release', rollout: r.name, uncordon });
   };
 
   const advance = (r: RolloutOnNode) => {
@@ -120,7 +135,7 @@ export function decideNode(view: DecisionView): NodeIntent[] {
     const interruptStuck = plan.interrupt?.packages.some(erroring) ?? false;
     const needsPermit =
       plan.run.some((x) => x.interrupting && !erroring(x.name)) || (plan.interrupt !== undefined && !interruptStuck);
-    const prepared = interrupt?.rollout === r.name && interrupt.phase === 'prepared';
+    const prepared = interrupt?.rollout === r.name && interrupt.phase === 'prepared' && !releasing;
     const merged = plan.interrupt;
     const held = merged ? interruptHeldFor(r.packages, r.state, r.configUpdates, plan) : [];
     const interruptDue = merged !== undefined && merged.waitingFor.length === 0 && held.length === 0 && !interruptStuck;
@@ -165,7 +180,8 @@ export function decideNode(view: DecisionView): NodeIntent[] {
     });
   }
   // A forget waits for a drain or an interrupt in flight: it would uncordon a node mid-reboot, or be written over.
-  const forgetNow = !view.guards || (!view.tasks.has('prepare') && !interruptRunning);
+  // G16: and it waits for the Jobs of the runs it stopped to be gone before its uncordon.
+  const forgetNow = !view.guards || (!view.tasks.has('prepare') && !interruptRunning && !jobsMayRun());
   for (const r of view.rollouts) if (r.forgetting && forgetNow) intents.push({ kind: 'forget', rollout: r.name });
   let blocked = false;
   for (const r of view.rollouts) {

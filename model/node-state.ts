@@ -87,7 +87,7 @@ export function decodeNodeState(annotation: string | undefined): DecodeResult {
   } catch (err) {
     return { ok: false, error: { kind: 'invalid-json', message: `not JSON: ${(err as Error).message}` } };
   }
-  const parsed = NodeStateSchema.safeParse(json);
+  const parsed = NodeStateSchema.safeParse(json, { reportInput: true });
   if (parsed.success) return { ok: true, state: parsed.data };
   const issue = parsed.error.issues[0]!;
   const where = formatPath('nodeState', issue.path);

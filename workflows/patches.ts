@@ -122,6 +122,11 @@ export const PATCHES = {
   interruptOnCordonedNode: BASELINE,
   /** A node workflow's local activities run one at a time, so their continuations replay in the order they ran. */
   localCallsInTurn: BASELINE,
+  /**
+   * G16: no stage of an interrupting package starts once the release that uncordons the node has begun, and a release
+   * or forget uncordons only when no stopped run's Job may still run and no continue-as-new is draining.
+   */
+  cordonGuards: BASELINE,
 } as const;
 
 export type PatchId = (typeof PATCHES)[keyof typeof PATCHES];

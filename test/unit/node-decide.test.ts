@@ -30,6 +30,7 @@ const view = (over: Partial<DecisionView>): DecisionView => ({
   interrupt: null,
   draining: false,
   guards: true,
+  cordonGuards: true,
   ...over,
 });
 
@@ -64,4 +65,31 @@ test('G12 nothing starts while the interrupt runs', () => {
   const rollouts = [rollout('r', [tools])];
   expect(decideNode(view({ rollouts, tasks: new Set(['interrupt']) })).filter((i) => i.kind === 'start')).toEqual([]);
   expect(decideNode(view({ rollouts })).map((i) => i.kind)).toContain('start');
+});
+
+test('G16 no stage of an interrupting package starts once the release that uncordons the node has begun', () => {
+  // A spec update (drv 1.1.0) reaches the node while its release of the last interrupt is uncordoning it.
+  const rollouts = [rollout('r', [{ ...drv, version: '1.1.0' }])];
+  const interrupt = { rollout: 'r', phase: 'prepared' as const };
+  const releasing = decideNode(view({ rollouts, interrupt, tasks: new Set(['release']) }));
+  expect(releasing.filter((i) => i.kind === 'start' || i.kind === 'interrupt')).toEqual([]);
+  // Once the release is done the node asks for a permit again, to be cordoned and drained before the apply.
+  expect(decideNode(view({ rollouts }))).toEqual([{ kind: 'request', rollout: 'r' }]);
+  // The guard is what holds it: without it the apply starts on the node being uncordoned.
+  const unguarded = decideNode(view({ rollouts, interrupt, tasks: new Set(['release']), cordonGuards: false }));
+  expect(unguarded.map((i) => i.kind)).toContain('start');
+});
+
+test('G16 a release or forget uncordons only once no stopped Job may run and no continue-as-new is draining', () => {
+  const done = { name: 'drv', version: '1.0.0', image: 'img/drv', stage: 'post-interrupt', state: 'complete' } as const;
+  const finished = [rollout('r', [drv], { state: { 'drv|1.0.0': done } })];
+  const interrupt = { rollout: 'r', phase: 'prepared' as const };
+  const release = { kind: 'release', rollout: 'r', uncordon: true };
+  const stopping = new Map([['r-drv-apply-node-a', 'drv']]);
+  expect(decideNode(view({ rollouts: finished, interrupt, stopping })).filter((i) => i.kind === 'release')).toEqual([]);
+  expect(decideNode(view({ rollouts: finished, interrupt, draining: true }))).not.toContainEqual(release);
+  expect(decideNode(view({ rollouts: finished, interrupt }))).toContainEqual(release);
+  const gone = [rollout('gone', [drv], { forgetting: true })];
+  expect(decideNode(view({ rollouts: gone, stopping })).filter((i) => i.kind === 'forget')).toEqual([]);
+  expect(decideNode(view({ rollouts: gone }))).toContainEqual({ kind: 'forget', rollout: 'gone' });
 });

@@ -44,7 +44,8 @@ describe('node-state codec', () => {
 
   test.each([
     ['not json', '{', 'invalid-json', /not JSON/],
-    ['an array', '[]', 'invalid-shape', /nodeState/],
+    ['an array', '[]', 'invalid-shape', /nodeState: .*\(got a list\)/],
+    ['an entry of the wrong type', '{"a|1":"complete"}', 'invalid-shape', /nodeState\["a\|1"\]: .*\(got "complete"\)/],
     [
       'a bad stage',
       '{"a|1":{"name":"a","version":"1","image":"i","stage":"deploy","state":"complete"}}',

@@ -93,6 +93,10 @@ export class FakeCluster {
   createDelayMs = 0;
   /** Jobs fail with DeadlineExceeded once they ran past activeDeadlineSeconds, as the Job controller fails them. */
   enforceDeadlines = false;
+  /** How long the uncordon's call takes after the node is schedulable (a slow answer, or a worker about to crash). */
+  uncordonMs = 0;
+  /** Called as a rollout's uncordon makes a node schedulable. */
+  onUncordon: (node: string) => void = () => undefined;
   /** How long the merged interrupt Job runs. */
   interruptMs = 0;
   /** The drain times out (policy `fail`), as with a pod that a PodDisruptionBudget never lets go. */
@@ -320,6 +324,14 @@ export class FakeCluster {
           const beside = this.executing(input.node).filter((j) => j.package === input.package.name);
           if (beside.length > 0) this.breaches.push(`G11 ${jobName} created beside ${beside.map((j) => j.name)}`);
           if (this.interrupting.has(input.node)) this.breaches.push(`G12 ${jobName} created during the interrupt`);
+          // An interrupting package's apply or upgrade runs under its rollout's cordon (kubectl uncordon by hand
+          // aside, which leaves the cordon's annotation; the interrupt's own check catches that).
+          if (
+            input.package.interrupt &&
+            (input.stage === 'apply' || input.stage === 'upgrade') &&
+            !this.cordonHolders.get(input.node)?.has(input.rollout)
+          )
+            this.breaches.push(`G16 ${jobName} created on ${input.node}, which ${input.rollout} has not cordoned`);
           const job: FakeJob = {
             node: input.node,
             package: input.package.name,
@@ -420,6 +432,8 @@ export class FakeCluster {
       uncordon: async (input) => {
         record('uncordon', input);
         const uncordoned = this.uncordon(input.node, input.rollout);
+        if (uncordoned) this.onUncordon(input.node);
+        if (this.uncordonMs > 0) await new Promise((r) => setTimeout(r, this.uncordonMs));
         // As the real activity: the permit goes back once the call is done.
         if (input.release) await signalWorkflow(client, input.release);
         return uncordoned;

@@ -1,7 +1,7 @@
 import type { temporal } from '@temporalio/proto';
 import { encodeNodeState } from '../../model';
 import { nodeWorkflowId, rolloutWorkflowId } from '../../model/workflow-ids';
-import { statusQuery } from '../../workflows/messages';
+import { statusQuery, updateSpecUpdate } from '../../workflows/messages';
 import { FakeCluster } from './fake-cluster';
 import {
   eventually,
@@ -130,3 +130,44 @@ test('G16 an interrupt never runs on a node that lost its cordon: the permit goe
     await recordHistory(t.env, nodeWorkflowId('lost', first), 'node-cordon-lost');
   });
 });
+
+test('G16 a new driver that comes while the release uncordons the node is installed only under a new cordon', async () => {
+  const cluster = new FakeCluster(['node-1']);
+  cluster.script = () => ({ ms: 200 });
+  // The uncordon's call answers slowly, past the workflow task's heartbeat (as after a worker crash that lost the task
+  // that ran it): the update reaches the node while its release is under way, the node already schedulable.
+  cluster.uncordonMs = 12_000;
+  const spec = rolloutSpec('swap', { interruptionBudget: { count: 1 }, packages: { drv } });
+  const next = rolloutSpec('swap', {
+    interruptionBudget: { count: 1 },
+    packages: { drv: { ...drv, version: '1.1.0' } },
+  });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await startRollout(t.env, taskQueue, spec);
+    let updated: Promise<unknown> | undefined;
+    cluster.onUncordon = () => void (updated ??= handle.executeUpdate(updateSpecUpdate, { args: [next] }));
+    await eventually(async () => {
+      expect(updated).toBeDefined();
+      expect((await handle.query(statusQuery)).generation).toBe(2);
+    }, 60_000);
+    await updated;
+    await statusBecomes(handle, 'complete', 90_000);
+    await eventually(async () => expect((await handle.query(statusQuery)).permits).toEqual([]));
+    expect(cluster.breaches).toEqual([]);
+    const calls = cluster.calls.map((c) => (c.name === 'runStage' ? `${c.name} ${stageOf(c.input)}` : c.name));
+    const applyNew = calls.indexOf('runStage drv@1.1.0 upgrade');
+    expect(applyNew).toBeGreaterThan(0);
+    // The new version's first stage came after a cordon made after the release's uncordon.
+    expect(calls.slice(calls.lastIndexOf('uncordon', applyNew), applyNew)).toContain('cordon');
+    expect(cluster.callsOf('cordon')).toHaveLength(2);
+    expect(cluster.callsOf('runInterrupt')).toHaveLength(2);
+    expect(cluster.maxCordoned).toBe(1);
+    expect(cluster.cordoned.size).toBe(0);
+    await recordHistory(t.env, nodeWorkflowId('swap', 'node-1'), 'node-release-then-new-driver');
+  });
+});
+
+function stageOf(input: unknown): string {
+  const { package: pkg, stage } = input as { package: { name: string; version: string }; stage: string };
+  return `${pkg.name}@${pkg.version} ${stage}`;
+}

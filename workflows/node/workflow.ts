@@ -793,6 +793,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       interrupt: s.interrupt,
       draining,
       guards: guards(),
+      cordonGuards: isPatched(PATCHES.cordonGuards),
     };
   }
 
