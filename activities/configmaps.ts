@@ -1,4 +1,4 @@
-import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Node } from '@kubernetes/client-node';
 import { buildStageConfigMaps, type JobContext, type Package } from '../model';
 import { applyPatch, type Clients } from './clients';
 import { kube } from './kube-errors';
@@ -23,8 +23,10 @@ async function upsert(clients: Clients, namespace: string, body: V1ConfigMap): P
   );
 }
 
-export async function upsertStageConfigMaps(clients: Clients, ctx: JobContext, pkg: Package): Promise<void> {
+/** Writes the ConfigMaps a stage pod mounts from the Node as read now; returns that Node. */
+export async function upsertStageConfigMaps(clients: Clients, ctx: JobContext, pkg: Package): Promise<V1Node> {
   const node = await kube('get', `node ${ctx.node}`, () => clients.core.readNode({ name: ctx.node }));
   const facts = { labels: node.metadata?.labels ?? {}, annotations: node.metadata?.annotations ?? {} };
   for (const body of buildStageConfigMaps(ctx, pkg, facts)) await upsert(clients, ctx.namespace, body);
+  return node;
 }

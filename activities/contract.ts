@@ -40,6 +40,11 @@ export interface RunStageInput extends RolloutRef {
    * replaced once it is gone. Absent in histories recorded before it: such Jobs are adopted as before.
    */
   runId?: string;
+  /**
+   * A stage of a package that ends in an interrupt: as RunInterruptInput.cordoned, a new Job is created only on a node
+   * still unschedulable under this rollout's cordon, or the call fails as NotCordoned (patch cordon-guards).
+   */
+  cordoned?: true;
 }
 
 export interface RunInterruptInput extends RolloutRef {

@@ -1,4 +1,7 @@
+import type { V1Node } from '@kubernetes/client-node';
+import { ApplicationFailure } from '@temporalio/common';
 import { nodeMetadataKeys } from '../model';
+import { FAILURE_TYPES } from '../model/failure-types';
 import type { RolloutRef } from './contract';
 import { jsonPatch, pointer, type Clients } from './clients';
 import { classifyKubeError, isNotFound, kubeCode } from './kube-errors';
@@ -76,9 +79,22 @@ export async function holdsCordon(
   prefix: string | undefined,
   input: RolloutRef & { node: string },
 ): Promise<boolean> {
+  return cordonHeld(await readNodeObject(clients, input.node), prefix, input);
+}
+
+/** Whether `node` is unschedulable under the rollout's cordon. */
+export function cordonHeld(node: V1Node, prefix: string | undefined, input: RolloutRef): boolean {
   const key = nodeMetadataKeys(input.rollout, keyPrefix(input.kind, prefix)).cordon;
-  const node = await readNodeObject(clients, input.node);
   return node.spec?.unschedulable === true && node.metadata?.annotations?.[key] !== undefined;
+}
+
+/** The failure of a call that needs the rollout's cordon on a node that lost it: nothing was created. */
+export function notCordoned(input: RolloutRef & { node: string }, what: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: FAILURE_TYPES.notCordoned,
+    nonRetryable: true,
+    message: `node ${input.node} is not cordoned by rollout ${input.rollout}: ${what} does not run on a schedulable node`,
+  });
 }
 
 /** True when this call made the node schedulable again. */

@@ -4,7 +4,7 @@ import { buildInterruptJob } from '../model';
 import type { RunInterruptInput, StageResult } from './contract';
 import { cancelled, heartbeat, lastHeartbeat } from './activity-context';
 import { upsertStageConfigMaps } from './configmaps';
-import { holdsCordon } from './cordon';
+import { holdsCordon, notCordoned } from './cordon';
 import { rawPodVerdict } from './job-outcome';
 import type { WaitContext } from './job-watch';
 import { waitForReboot } from './reboot';
@@ -104,11 +104,7 @@ export async function runInterrupt(w: WaitContext, input: RunInterruptInput): Pr
   // An interrupt never lands on a node that workloads may be scheduled to: one that lost its cordon (uncordoned by hand,
   // or by an uncordon a crashed worker ran in a workflow task that was lost) is cordoned and drained again first.
   if (fresh && input.cordoned && !(await holdsCordon(w.clients, w.settings.keyPrefix, input))) {
-    throw ApplicationFailure.create({
-      type: FAILURE_TYPES.notCordoned,
-      nonRetryable: true,
-      message: `node ${input.node} is not cordoned by rollout ${input.rollout}: its interrupt does not run on a schedulable node`,
-    });
+    throw notCordoned(input, 'its interrupt');
   }
   const identity = {
     rollout: input.rollout,

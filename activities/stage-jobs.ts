@@ -15,6 +15,7 @@ import { heartbeat, pause, throwIfCancelled } from './activity-context';
 import { findAdoptable, type StageIdentity } from './adoption';
 import { mergePatch } from './clients';
 import { upsertStageConfigMaps } from './configmaps';
+import { cordonHeld, notCordoned } from './cordon';
 import { waitForJob, waitForRawPod, type StageHeartbeat, type WaitContext } from './job-watch';
 import { classifyKubeError, isConflict, isNotFound, kube, kubeOptional, KubeError } from './kube-errors';
 import { isStaleRun } from './workloads';
@@ -101,7 +102,7 @@ export async function runJob(
   w: WaitContext,
   manifest: JobManifest,
   identity: StageIdentity,
-  beforeCreate: () => Promise<void>,
+  beforeCreate: () => Promise<unknown>,
 ): Promise<StageResult> {
   const { namespace, name } = manifest.metadata;
   const what = `job ${namespace}/${name}`;
@@ -174,7 +175,13 @@ export function stageJobActivities(
         stage: input.stage,
         runId: input.runId,
       };
-      return runJob(w, manifest, identity, () => upsertStageConfigMaps(w.clients, ctx, pkg));
+      return runJob(w, manifest, identity, async () => {
+        const node = await upsertStageConfigMaps(w.clients, ctx, pkg);
+        // G16: a stage of an interrupting package runs on the node its rollout cordoned and drained, not on one made
+        // schedulable since (by hand, or by an uncordon whose workflow task a crashed worker lost).
+        if (input.cordoned && !cordonHeld(node, w.settings.keyPrefix, input))
+          throw notCordoned(input, `its ${input.stage} stage`);
+      });
     },
     async setStageDeadline({ jobName, activeDeadlineSeconds }) {
       await patchJob(jobName, { activeDeadlineSeconds });

@@ -50,8 +50,8 @@ export interface DecisionView {
    * (even in a paused, disabled or waiting rollout: adopting starts nothing) or, when its entry moved on, abandoned.
    */
   carried: readonly StageRunKey[];
-  /** Jobs of stopped runs, by name, with their package: deleted, not yet confirmed gone. */
-  stopping: ReadonlyMap<string, string>;
+  /** Jobs of stopped runs, by name, with their rollout and package: deleted, not yet confirmed gone. */
+  stopping: ReadonlyMap<string, StoppingJob>;
   /** Finished Jobs waiting for the write that records them, then deletion: a run of the same name would adopt them. */
   finishedDeleting: ReadonlySet<string>;
   /** Tasks in flight (request, prepare, interrupt, release, init:<rollout>, forget:<rollout>, delete:<job>). */
@@ -66,6 +66,11 @@ export interface DecisionView {
   guards: boolean;
   /** The G16 cordon guards. False only when replaying histories recorded before them. */
   cordonGuards: boolean;
+}
+
+export interface StoppingJob {
+  rollout: string;
+  package: string;
 }
 
 export type NodeIntent =
@@ -89,10 +94,21 @@ export function decideNode(view: DecisionView): NodeIntent[] {
   /** G16: the release's uncordon has begun, so the cordon is going: nothing new that needs it starts. */
   const releasing = view.cordonGuards && view.tasks.has('release');
   /**
-   * G16: a stopped or abandoned run's Job may still be created or running, or a continue-as-new stopped the waits
-   * (their Jobs run on, to be adopted by the next run): the cordon stays until they are gone or adopted.
+   * G16: a stopped or abandoned run of the rollout's interrupting work may still have its Job created or running, or a
+   * continue-as-new stopped the waits (their Jobs run on, to be adopted by the next run): its cordon stays until they
+   * are gone or adopted. Another rollout's Jobs, and packages without an interrupt, do not hold it (a delete that never
+   * ends would hold the permit for good).
    */
-  const jobsMayRun = () => view.cordonGuards && (view.stopping.size > 0 || carried.length > 0 || view.draining);
+  const jobsMayRun = (r: RolloutOnNode): boolean => {
+    if (!view.cordonGuards) return false;
+    if (view.draining || carried.some((k) => k.rollout === r.name)) return true;
+    return [...view.stopping.values()].some((job) => {
+      if (job.rollout !== r.name) return false;
+      // A package the spec no longer has may have ended in an interrupt: it holds the cordon too.
+      const spec = r.packages[job.package];
+      return !spec || spec.interrupt !== undefined || Object.keys(spec.configInterrupts ?? {}).length > 0;
+    });
+  };
 
   const jobOf = (rollout: string, pkg: Pick<Package, 'name' | 'version'>, stage: RunnableStage) =>
     stageJobName({ rollout, package: pkg.name, version: pkg.version, stage, node: view.node });
@@ -109,7 +125,7 @@ export function decideNode(view: DecisionView): NodeIntent[] {
     }
     if (interruptRunning) return false;
     const busy = (k: StageRunKey) => k.package === pkg.name;
-    return !runs.some(busy) && !carried.some(busy) && ![...view.stopping.values()].includes(pkg.name);
+    return !runs.some(busy) && !carried.some(busy) && ![...view.stopping.values()].some((j) => j.package === pkg.name);
   };
   const start = (rollout: string, pkg: Package, stage: RunnableStage) => {
     if (!mayStart(rollout, pkg, stage)) return;
@@ -125,7 +141,7 @@ export function decideNode(view: DecisionView): NodeIntent[] {
     if (!unused && runs.some((x) => x.rollout === r.name)) return;
     // A node whose package failed stays cordoned, as in Skyhook; the permit goes back either way.
     const uncordon = !Object.values(r.state).some(isErroring);
-    if (uncordon && jobsMayRun()) return;
+    if (uncordon && jobsMayRun(r)) return;
     intents.push({ kind: 'release', rollout: r.name, uncordon });
   };
 
@@ -180,9 +196,10 @@ export function decideNode(view: DecisionView): NodeIntent[] {
     });
   }
   // A forget waits for a drain or an interrupt in flight: it would uncordon a node mid-reboot, or be written over.
-  // G16: and it waits for the Jobs of the runs it stopped to be gone before its uncordon.
-  const forgetNow = !view.guards || (!view.tasks.has('prepare') && !interruptRunning && !jobsMayRun());
-  for (const r of view.rollouts) if (r.forgetting && forgetNow) intents.push({ kind: 'forget', rollout: r.name });
+  // G16: and it waits for the Jobs of its interrupting runs it stopped to be gone before its uncordon.
+  const forgetNow = (r: RolloutOnNode) =>
+    !view.guards || (!view.tasks.has('prepare') && !interruptRunning && !jobsMayRun(r));
+  for (const r of view.rollouts) if (r.forgetting && forgetNow(r)) intents.push({ kind: 'forget', rollout: r.name });
   let blocked = false;
   for (const r of view.rollouts) {
     if (r.forgetting) continue;

@@ -123,8 +123,9 @@ export const PATCHES = {
   /** A node workflow's local activities run one at a time, so their continuations replay in the order they ran. */
   localCallsInTurn: BASELINE,
   /**
-   * G16: no stage of an interrupting package starts once the release that uncordons the node has begun, and a release
-   * or forget uncordons only when no stopped run's Job may still run and no continue-as-new is draining.
+   * G16: no stage of an interrupting package starts once the release that uncordons the node has begun, and runStage
+   * creates its Job only on a node still cordoned by the rollout; a release or forget uncordons only when no stopped run
+   * of the rollout's interrupting work may still have its Job running and no continue-as-new is draining.
    */
   cordonGuards: BASELINE,
 } as const;

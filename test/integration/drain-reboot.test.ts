@@ -1,8 +1,8 @@
 import { AppsV1Api, PolicyV1Api, type V1Job } from '@kubernetes/client-node';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { buildInterruptJob, drainRules } from '../../model';
+import { buildInterruptJob, buildStageJob, drainRules } from '../../model';
 import { workloadInformer } from '../../activities';
-import type { RunInterruptInput, StageResult } from '../../activities/contract';
+import type { RunInterruptInput, RunStageInput, StageResult } from '../../activities/contract';
 import { jobContext } from '../../activities/stage-jobs';
 import { isJobFinished } from '../../activities/workloads';
 import { standInController, until, useTestNamespace } from '../../harness/kube';
@@ -287,6 +287,35 @@ test('G16 an interrupt on a node its rollout has not cordoned creates no Job: No
   await activities.cordon(ref);
   try {
     expect(await activities.runInterrupt(input)).toMatchObject({ outcome: 'complete' });
+  } finally {
+    await activities.uncordon(ref);
+  }
+});
+
+test('G16 a stage of an interrupting package on a node its rollout has not cordoned creates no Job: NotCordoned; cordoned, it runs', async () => {
+  const { activities, clients } = testActivities(ns);
+  const ref = { rollout: `${ROLLOUT}-lost-stage`, kind: 'Skyhook' as const, generation: 1, node: 'node-008' };
+  const input: RunStageInput = {
+    ...ref,
+    package: pkg('drv-pkg', {}, { interrupt: { type: 'reboot' } }),
+    stage: 'apply',
+    timeoutSeconds: 120,
+    additionalTolerations: [],
+    runId: 'lost-stage-1',
+    cordoned: true,
+  };
+  await expect(activities.runStage(input)).rejects.toMatchObject({
+    type: 'NotCordoned',
+    nonRetryable: true,
+    message: expect.stringContaining(`node node-008 is not cordoned by rollout ${ref.rollout}: its apply stage`),
+  });
+  const settings = testSettings(ns);
+  const w = { clients, settings, workloads: workloadInformer(clients.kc, settings) };
+  const { name } = buildStageJob(jobContext(w, input), input.package, 'apply').metadata;
+  await expect(env.batch.readNamespacedJob({ name, namespace: ns })).rejects.toMatchObject({ code: 404 });
+  await activities.cordon(ref);
+  try {
+    expect(await activities.runStage(input)).toMatchObject({ outcome: 'complete' });
   } finally {
     await activities.uncordon(ref);
   }

@@ -1,4 +1,4 @@
-import { decideNode, type DecisionView, type Package, type RolloutOnNode } from '../../model';
+import { decideNode, stageJobName, type DecisionView, type Package, type RolloutOnNode } from '../../model';
 
 // Hand-picked decisions of decideNode that the adversarial review found wrong (the model-based test in
 // node-interleavings.test.ts covers random interleavings; these pin the cases down).
@@ -80,16 +80,39 @@ test('G16 no stage of an interrupting package starts once the release that uncor
   expect(unguarded.map((i) => i.kind)).toContain('start');
 });
 
-test('G16 a release or forget uncordons only once no stopped Job may run and no continue-as-new is draining', () => {
+test('G16 a release or forget uncordons only once no stopped Job of its interrupting work may run, and not while draining', () => {
   const done = { name: 'drv', version: '1.0.0', image: 'img/drv', stage: 'post-interrupt', state: 'complete' } as const;
-  const finished = [rollout('r', [drv], { state: { 'drv|1.0.0': done } })];
+  const job = (rollout: string, pkg: Package) =>
+    stageJobName({ rollout, package: pkg.name, version: pkg.version, stage: 'apply', node: 'node-a' });
+  const toolsDone = {
+    name: 'tools',
+    version: '1.0.0',
+    image: 'img/tools',
+    stage: 'config',
+    state: 'complete',
+  } as const;
+  const finished = [rollout('r', [drv, tools], { state: { 'drv|1.0.0': done, 'tools|1.0.0': toolsDone } })];
   const interrupt = { rollout: 'r', phase: 'prepared' as const };
   const release = { kind: 'release', rollout: 'r', uncordon: true };
-  const stopping = new Map([['r-drv-apply-node-a', 'drv']]);
-  expect(decideNode(view({ rollouts: finished, interrupt, stopping })).filter((i) => i.kind === 'release')).toEqual([]);
-  expect(decideNode(view({ rollouts: finished, interrupt, draining: true }))).not.toContainEqual(release);
-  expect(decideNode(view({ rollouts: finished, interrupt }))).toContainEqual(release);
+  const releases = (over: Partial<DecisionView>) => decideNode(view({ rollouts: finished, interrupt, ...over }));
+  expect(releases({ stopping: new Map([[job('r', drv), { rollout: 'r', package: 'drv' }]]) })).not.toContainEqual(
+    release,
+  );
+  expect(releases({ draining: true })).not.toContainEqual(release);
+  expect(releases({})).toContainEqual(release);
+  // Neither another rollout's stopped Job nor one of a package without an interrupt holds the permit: a delete that
+  // never ends (a pod stuck terminating) would hold it for good.
+  expect(releases({ stopping: new Map([[job('other', drv), { rollout: 'other', package: 'drv' }]]) })).toContainEqual(
+    release,
+  );
+  expect(releases({ stopping: new Map([[job('r', tools), { rollout: 'r', package: 'tools' }]]) })).toContainEqual(
+    release,
+  );
   const gone = [rollout('gone', [drv], { forgetting: true })];
-  expect(decideNode(view({ rollouts: gone, stopping })).filter((i) => i.kind === 'forget')).toEqual([]);
-  expect(decideNode(view({ rollouts: gone }))).toContainEqual({ kind: 'forget', rollout: 'gone' });
+  const forgets = (stopping: DecisionView['stopping']) =>
+    decideNode(view({ rollouts: gone, stopping })).filter((i) => i.kind === 'forget');
+  expect(forgets(new Map([[job('gone', drv), { rollout: 'gone', package: 'drv' }]]))).toEqual([]);
+  expect(forgets(new Map([[job('other', drv), { rollout: 'other', package: 'drv' }]]))).toEqual([
+    { kind: 'forget', rollout: 'gone' },
+  ]);
 });

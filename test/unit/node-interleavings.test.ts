@@ -15,6 +15,7 @@ import {
   STAGES,
   changedConfigKeys,
   isNodeComplete,
+  packageInterrupts,
   type MergedInterrupt,
   type NodeIntent,
   type Package,
@@ -50,11 +51,16 @@ const reached = {
   adoptedAfterContinueAsNew: 0,
   permitsUnasked: 0,
   desiresWhileReleasing: 0,
+  stagesRefused: 0,
+  releasesLost: 0,
 };
 
 type JobPhase = 'running' | 'succeeded' | 'failed';
 interface ClusterJob {
+  rollout: string;
   package: string;
+  /** A stage of a package that ends in an interrupt: it runs only under its rollout's cordon (G16). */
+  interrupting: boolean;
   stage: RunnableStage;
   runId: string;
   phase: JobPhase;
@@ -68,6 +74,10 @@ interface Run {
   runId: string;
   /** Its runStage attempt has created (or adopted) the Job; until then the attempt may still create it. */
   created: boolean;
+  /** An interrupting stage: its runStage creates the Job only under the rollout's cordon (G16, `cordoned`). */
+  interrupting: boolean;
+  /** runStage is asked to check the cordon (the workflow's cordon guards). */
+  checksCordon: boolean;
 }
 
 const PACKAGE_POOL: Record<string, (version: string, config: string) => Package> = {
@@ -117,7 +127,7 @@ class NodeSim {
   readonly reborn = new Map<string, RolloutSpec>();
   /** runStage attempts of stopped waits that have not ended yet. */
   attempts: Run[] = [];
-  readonly pendingDeletes = new Map<string, string>();
+  readonly pendingDeletes = new Map<string, { rollout: string; package: string }>();
   /** Finished Jobs recorded in state, to delete with the next node-state write. */
   readonly finishedDeleting = new Set<string>();
   readonly tasks = new Set<string>();
@@ -188,7 +198,7 @@ class NodeSim {
     applyNewSpec(r, next, r.generation + 1, DEFAULT_NODE_SETTINGS, this.guards);
     for (const e of fixed) {
       if (r.state[entryKey(e.name, e.version)]?.stage !== e.stage) continue;
-      this.pendingDeletes.set(this.jobName(name, e, e.stage as RunnableStage), e.name);
+      this.pendingDeletes.set(this.jobName(name, e, e.stage as RunnableStage), { rollout: name, package: e.name });
       r.state = rerunPackage(r.state, next.spec.packages[e.name]!, e.stage);
     }
     if (!this.guards) return;
@@ -210,13 +220,13 @@ class NodeSim {
     this.attempts.push(run);
     this.runs.delete(key);
     delete this.runIds[key];
-    this.pendingDeletes.set(run.jobName, run.pkg.name);
+    this.pendingDeletes.set(run.jobName, { rollout: run.rollout, package: run.pkg.name });
   }
 
   stopPackage(name: string, pkg: Pick<Package, 'name' | 'version'>): void {
     for (const [key, x] of this.runs) if (x.rollout === name && x.pkg.name === pkg.name) this.stopRun(key, x);
     for (const stage of STAGES.filter((s) => s !== 'interrupt')) {
-      this.pendingDeletes.set(this.jobName(name, pkg, stage as RunnableStage), pkg.name);
+      this.pendingDeletes.set(this.jobName(name, pkg, stage as RunnableStage), { rollout: name, package: pkg.name });
     }
   }
 
@@ -287,7 +297,7 @@ class NodeSim {
         return this.start(intent.rollout, intent.package, intent.stage);
       case 'abandon':
         delete this.runIds[runKey(intent.run)];
-        this.pendingDeletes.set(intent.jobName, intent.run.package);
+        this.pendingDeletes.set(intent.jobName, { rollout: intent.run.rollout, package: intent.run.package });
         return;
       case 'request':
         this.interrupt = { rollout: intent.rollout, phase: 'requested' };
@@ -329,7 +339,17 @@ class NodeSim {
     r.state = startStage(r.state, pkg, stage);
     const runId = (this.runIds[key] ??= `run-${++this.runSeq}`);
     const jobName = this.jobName(name, pkg, stage);
-    const run: Run = { rollout: name, pkg, stage, jobName, runId, created: false };
+    const interrupting = stage !== 'uninstall' && packageInterrupts(pkg, r.configUpdates[pkg.name]).length > 0;
+    const run: Run = {
+      rollout: name,
+      pkg,
+      stage,
+      jobName,
+      runId,
+      created: false,
+      interrupting,
+      checksCordon: interrupting,
+    };
     this.runs.set(key, run);
     const existing = this.jobs.get(jobName);
     // runStage: a Job of this run is adopted at once; a new one is created a moment later (createJob).
@@ -347,18 +367,36 @@ class NodeSim {
     run.created = true;
     const existing = this.jobs.get(run.jobName);
     if (existing && (existing.runId === run.runId || !this.guards)) return;
+    if (run.interrupting && !this.cordonedFor.has(run.rollout)) {
+      if (!run.checksCordon) throw new Error(`G16: ${run.jobName} created on a node ${run.rollout} has not cordoned`);
+      this.refuse(run);
+      return;
+    }
     reached.stageJobs++;
     if (this.interruptJob?.phase === 'running') throw new Error(`G12: ${run.jobName} created during the interrupt`);
-    if (run.pkg.interrupt && run.stage !== 'uninstall' && !this.cordonedFor.has(run.rollout)) {
-      throw new Error(`G16: ${run.jobName} created on a node ${run.rollout} has not cordoned`);
-    }
     this.jobs.set(run.jobName, {
+      rollout: run.rollout,
+      interrupting: run.interrupting,
       package: run.pkg.name,
       stage: run.stage,
       runId: run.runId,
       phase: 'running',
       deleting: false,
     });
+  }
+
+  /**
+   * runStage refused the run (NotCordoned), creating nothing: a stopped attempt just ends; a live run ends without a
+   * result, and the workflow releases the permit and the cordon (cordonLost) to ask, cordon and drain again.
+   */
+  refuse(run: Run): void {
+    reached.stagesRefused++;
+    const attempt = this.attempts.indexOf(run);
+    if (attempt >= 0) return this.attemptEnds(attempt);
+    const key = runKey({ rollout: run.rollout, package: run.pkg.name, version: run.pkg.version, stage: run.stage });
+    this.runs.delete(key);
+    delete this.runIds[key];
+    this.carryOut({ kind: 'release', rollout: run.rollout, uncordon: true });
   }
 
   /** A stopped wait's cancellation is delivered: its attempt ends, and creates nothing more if it had not yet. */
@@ -381,7 +419,7 @@ class NodeSim {
     delete this.runIds[key];
     const r = this.rollouts[x.rollout];
     if (r) r.state = recordStageFailure(r.state, entryKey(x.pkg.name, x.pkg.version), x.stage, { lastError: 'x' });
-    if (this.guards) this.pendingDeletes.set(x.jobName, x.pkg.name);
+    if (this.guards) this.pendingDeletes.set(x.jobName, { rollout: x.rollout, package: x.pkg.name });
   }
 
   issueDelete(jobName: string): void {
@@ -458,6 +496,7 @@ class NodeSim {
   /** The release's uncordon is done: the node is schedulable, and the permit goes back. */
   released(): void {
     if (!this.tasks.delete('release') || this.releasing === null) return;
+    this.uncordoned(this.releasing, 'released');
     this.cordonedFor.delete(this.releasing);
     if (this.interrupt?.rollout === this.releasing) this.interrupt = null;
     this.releasing = null;
@@ -478,12 +517,35 @@ class NodeSim {
   forgetDone(name: string): void {
     if (!this.tasks.delete(`forget:${name}`)) return;
     if (this.interrupt?.rollout === name) this.interrupt = null;
+    this.uncordoned(name, 'forgotten');
     this.cordonedFor.delete(name);
     delete this.rollouts[name];
     this.forgetting.delete(name);
     const again = this.reborn.get(name);
     this.reborn.delete(name);
     if (again) this.rollouts[name] = { ...newNodeRollout(again, 1, DEFAULT_NODE_SETTINGS), initialized: true };
+  }
+
+  /**
+   * A worker crash after the release's uncordon ran (the node is schedulable, the permit back with the rollout) loses
+   * the workflow task that ran it: the retried task has no release in flight, and the node still holds its permit as
+   * prepared.
+   */
+  crashLosesRelease(): void {
+    if (!this.tasks.delete('release') || this.releasing === null) return;
+    reached.releasesLost++;
+    this.uncordoned(this.releasing, 'released before a crash');
+    this.cordonedFor.delete(this.releasing);
+    this.releasing = null;
+  }
+
+  /** G16: the rollout's cordon goes only when none of its interrupting Jobs is running. */
+  uncordoned(rollout: string, how: string): void {
+    if (!this.cordonedFor.has(rollout)) return;
+    const running = [...this.jobs.entries()].filter(
+      ([, j]) => j.rollout === rollout && j.interrupting && j.phase === 'running',
+    );
+    if (running.length > 0) throw new Error(`G16: ${rollout} uncordoned (${how}) while ${running[0]![0]} runs`);
   }
 
   /** The history bound is reached: waits stop (not their Jobs), nothing new starts until the run is idle. */
@@ -615,6 +677,8 @@ const commands = [
   fc.constant(command('prepared', (sim) => sim.prepared())),
   fc.constant(command('interrupt done', (sim) => sim.interruptDone())),
   fc.constant(command('released', (sim) => sim.released())),
+  fc.constant(command('crash loses the release task', (sim) => sim.crashLosesRelease())),
+  fc.constant(command('crash loses the release task', (sim) => sim.crashLosesRelease())),
   fc.constant(command('continue-as-new', (sim) => sim.continueAsNew())),
 ];
 // The cluster catching up (every running Job succeeds and is seen, writes land, deletes finish, the permit comes):
@@ -665,6 +729,8 @@ test(`G11 G12 G13 G16 hold over ${RUNS} random interleavings of node events (see
   expect(reached.adoptedAfterContinueAsNew).toBeGreaterThan(RUNS / 100);
   expect(reached.permitsUnasked).toBeGreaterThan(RUNS / 10);
   expect(reached.desiresWhileReleasing).toBeGreaterThan(RUNS / 100);
+  expect(reached.releasesLost).toBeGreaterThan(RUNS / 100);
+  expect(reached.stagesRefused).toBeGreaterThan(RUNS / 5000);
 });
 
 test('the same interleavings find the defects of the unguarded decision (a second executor, a reboot under work)', () => {

@@ -160,6 +160,11 @@ export class FakeCluster {
     );
   }
 
+  /** The node is unschedulable and the rollout's cordon annotation is on it. */
+  private holdsCordon(node: string, rollout: string): boolean {
+    return this.cordoned.has(node) && (this.cordonHolders.get(node)?.has(rollout) ?? false);
+  }
+
   /** `kubectl uncordon`: the node is schedulable, the rollouts' cordon annotations stay. */
   uncordonByHand(node: string): void {
     this.cordoned.delete(node);
@@ -318,6 +323,11 @@ export class FakeCluster {
         const existing = this.jobs.get(jobName);
         // Creating takes a while (configMaps first, a slow API server): the workflow may stop the wait meanwhile.
         if (!existing && this.createDelayMs > 0) await new Promise((r) => setTimeout(r, this.createDelayMs));
+        // As the real activity: an interrupting package's new Job only under the rollout's cordon, on a node still
+        // unschedulable.
+        if (!existing && input.cordoned && !this.holdsCordon(input.node, input.rollout)) {
+          throw ApplicationFailure.nonRetryable(`node ${input.node} is not cordoned`, FAILURE_TYPES.notCordoned);
+        }
         if (!existing) {
           this.created.push(jobName);
           const s = this.script(input);
@@ -349,7 +359,7 @@ export class FakeCluster {
       },
       runInterrupt: async (input) => {
         record('runInterrupt', input);
-        const cordoned = this.cordoned.has(input.node) && this.cordonHolders.get(input.node)?.has(input.rollout);
+        const cordoned = this.holdsCordon(input.node, input.rollout);
         if (input.cordoned && !cordoned) {
           throw ApplicationFailure.nonRetryable(`node ${input.node} is not cordoned`, FAILURE_TYPES.notCordoned);
         }

@@ -101,18 +101,18 @@ test('a batch larger than its ceiling asks for its permits, and the ceiling deci
 test('G16 an interrupt never runs on a node that lost its cordon: the permit goes back, and the node asks, cordons and drains again', async () => {
   const nodes = ['node-1', 'node-2'];
   const cluster = new FakeCluster(nodes);
-  cluster.script = () => ({ ms: 200 });
-  cluster.drainMs = 1500;
+  let first: string | undefined;
+  // `kubectl uncordon` as the config stage's Job is created: the node is schedulable, its cordon annotation stays.
+  cluster.script = (input) => {
+    if (input.stage === 'config' && first === undefined) {
+      first = input.node;
+      cluster.uncordonByHand(input.node);
+    }
+    return { ms: 200 };
+  };
   const spec = rolloutSpec('lost', { interruptionBudget: { count: 1 }, packages: { drv } });
   await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
     const handle = await startRollout(t.env, taskQueue, spec);
-    // `kubectl uncordon` mid-drain: the node is schedulable, its cordon annotation stays.
-    const first = await eventually(async () => {
-      const draining = [...cluster.draining];
-      expect(draining).toHaveLength(1);
-      return draining[0]!;
-    }, 30_000);
-    cluster.uncordonByHand(first);
     await statusBecomes(handle, 'complete', 90_000);
     await eventually(async () => expect((await handle.query(statusQuery)).permits).toEqual([]));
     const on = (name: string) => cluster.callsOf(name).filter((c) => (c.input as { node: string }).node === first);
@@ -125,9 +125,45 @@ test('G16 an interrupt never runs on a node that lost its cordon: the permit goe
     expect(cluster.breaches).toEqual([]);
     expect(cluster.maxCordoned).toBe(1);
     expect(cluster.cordoned.size).toBe(0);
-    const events = await history(nodeWorkflowId('lost', first));
+    const events = await history(nodeWorkflowId('lost', first!));
     expect(sent(events, 'requestInterrupt')).toBe(1);
-    await recordHistory(t.env, nodeWorkflowId('lost', first), 'node-cordon-lost');
+    await recordHistory(t.env, nodeWorkflowId('lost', first!), 'node-cordon-lost');
+  });
+});
+
+test('G16 a stage of an interrupting package never starts on a node that lost its cordon: runStage creates nothing, and the node cordons and drains again', async () => {
+  const nodes = ['node-1', 'node-2'];
+  const cluster = new FakeCluster(nodes);
+  cluster.script = () => ({ ms: 200 });
+  cluster.drainMs = 1500;
+  const spec = rolloutSpec('lost-stage', { interruptionBudget: { count: 1 }, packages: { drv } });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    const handle = await startRollout(t.env, taskQueue, spec);
+    // `kubectl uncordon` mid-drain, before the apply: the node is schedulable, its cordon annotation stays.
+    const first = await eventually(async () => {
+      const draining = [...cluster.draining];
+      expect(draining).toHaveLength(1);
+      return draining[0]!;
+    }, 30_000);
+    cluster.uncordonByHand(first);
+    await statusBecomes(handle, 'complete', 90_000);
+    await eventually(async () => expect((await handle.query(statusQuery)).permits).toEqual([]));
+    const on = (name: string) => cluster.callsOf(name).filter((c) => (c.input as { node: string }).node === first);
+    const applies = on('runStage').filter((c) => (c.input as { stage: string }).stage === 'apply');
+    // The first apply was refused and created nothing; the one after the new cordon and drain ran.
+    expect(applies).toHaveLength(2);
+    for (const c of applies) expect(c.input).toMatchObject({ cordoned: true });
+    expect(cluster.created.filter((j) => j.includes('-apply-') && j.includes(`-${first}-`))).toHaveLength(1);
+    expect(on('cordon')).toHaveLength(2);
+    expect(on('drain')).toHaveLength(2);
+    expect(on('uncordon')).toHaveLength(2);
+    expect(on('runInterrupt')).toHaveLength(1);
+    expect(cluster.breaches).toEqual([]);
+    expect(cluster.maxCordoned).toBe(1);
+    expect(cluster.cordoned.size).toBe(0);
+    const events = await history(nodeWorkflowId('lost-stage', first));
+    expect(sent(events, 'requestInterrupt')).toBe(1);
+    await recordHistory(t.env, nodeWorkflowId('lost-stage', first), 'node-stage-cordon-lost');
   });
 });
 

@@ -1,5 +1,7 @@
 import {
   ActivityCancellationType,
+  ActivityFailure,
+  ApplicationFailure,
   CancellationScope,
   isCancellation,
   proxyActivities,
@@ -9,6 +11,7 @@ import type { KeelsonActivities, RunStageInput, StageResult } from '../../activi
 import { SHORT_CALL_TIMEOUT } from '../activity-timeouts';
 import { isPatched, PATCHES } from '../patches';
 import type { NodeConditions } from './conditions';
+import { FAILURE_TYPES } from '../../model/failure-types';
 
 // One stage of one package on one node, waited for through runStage. The wait restarts, without touching the Job,
 // when the stage timeout changes (G4: the Job's deadline is patched and the wait resumes with the time left) and
@@ -60,6 +63,8 @@ export class StageRun {
   }
   /** The result is the workflow's own (the Job did not report): its Job may still run, and must go (G11). */
   jobMayRun = false;
+  /** G16: runStage refused to create the Job, the node no longer being cordoned by the rollout; the run has no result. */
+  cordonLost = false;
 
   constructor(
     readonly input: RunStageInput,
@@ -184,6 +189,10 @@ export class StageRun {
         // A cancelled workflow is not a restarted wait: let its cancellation through.
         if (isCancellation(err) && CancellationScope.current().consideredCancelled) throw err;
         if (isCancellation(err)) continue;
+        if (isNotCordoned(err)) {
+          this.cordonLost = true;
+          return undefined;
+        }
         if (err instanceof Error && err.cause instanceof TimeoutFailure) {
           const timeout = this.input.timeoutSeconds;
           return this.failed(
@@ -202,6 +211,14 @@ export class StageRun {
     this.jobMayRun = true;
     return { outcome: 'failed', reason, jobName: this.jobName, adopted: false, failedPods: 0, logTail };
   }
+}
+
+function isNotCordoned(err: unknown): boolean {
+  return (
+    err instanceof ActivityFailure &&
+    err.cause instanceof ApplicationFailure &&
+    err.cause.type === FAILURE_TYPES.notCordoned
+  );
 }
 
 /** A failure's message, bounded: it goes into the node's annotation. */

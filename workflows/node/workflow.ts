@@ -23,6 +23,7 @@ import {
   entryKey,
   failInterruptWork,
   obsoleteRuns,
+  packageInterrupts,
   packageProgress,
   parseRunKey,
   runKey,
@@ -42,6 +43,7 @@ import {
   type RunnableStage,
   type StageRunKey,
   type Status,
+  type StoppingJob,
 } from '../../model';
 import { carriedForm, readCarried, type CarriedNode, type NodeCarried } from './carried';
 import {
@@ -120,7 +122,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   /** Stopped runs by Job name: their Job is deleted only once their wait, and its runStage attempt, is over (G11). */
   const stoppedRuns = new Map<string, StageRun>();
   /** Jobs of stopped runs (name -> package) whose deletion is not yet confirmed: the package waits for them (G11). */
-  const pendingDeletes = new Map<string, string>();
+  const pendingDeletes = new Map<string, StoppingJob>();
   let live = 0;
   let wake = true;
   let draining = false;
@@ -236,14 +238,14 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   function stopRun(name: string, key: string, run: StageRun): void {
     run.stop();
     endRun(name, key);
-    pendingDeletes.set(run.jobName, run.input.package.name);
+    pendingDeletes.set(run.jobName, { rollout: name, package: run.input.package.name });
     stoppedRuns.set(run.jobName, run);
   }
 
   /** A run carried over a continue-as-new that no wait follows any more: its Job goes (G11). */
   function abandon(name: string, k: StageRunKey): void {
     endRun(name, runKey(k));
-    pendingDeletes.set(stageJobName({ ...k, node }), k.package);
+    pendingDeletes.set(stageJobName({ ...k, node }), { rollout: name, package: k.package });
   }
 
   /** Stops every run of the entries a rerun, reset or forget removes, and deletes their Jobs before anything reruns. */
@@ -251,7 +253,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     for (const [key, run] of runsOf(name)) if (run.input.package.name === pkg.name) stopRun(name, key, run);
     for (const stage of STAGES.filter((st) => st !== 'interrupt')) {
       const job = stageJobName({ rollout: name, package: pkg.name, version: pkg.version, stage, node });
-      pendingDeletes.set(job, pkg.name);
+      pendingDeletes.set(job, { rollout: name, package: pkg.name });
     }
   }
 
@@ -261,10 +263,10 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     for (const e of failed) {
       // A configMap change may have moved the entry on to config already: that stage has a Job of its own.
       if (r.state[entryKey(e.name, e.version)]?.stage !== e.stage) continue;
-      pendingDeletes.set(
-        stageJobName({ rollout: name, package: e.name, version: e.version, stage: e.stage, node }),
-        e.name,
-      );
+      pendingDeletes.set(stageJobName({ rollout: name, package: e.name, version: e.version, stage: e.stage, node }), {
+        rollout: name,
+        package: e.name,
+      });
       r.state = rerunPackage(r.state, r.rollout.spec.packages[e.name]!, e.stage);
     }
   }
@@ -522,6 +524,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         timeoutSeconds: stageTimeoutOf(r, pkg.name),
         additionalTolerations: r.rollout.spec.additionalTolerations,
         ...(runId && { runId }),
+        ...(interruptingStage(r, pkg, stage) && { cordoned: true as const }),
       },
       jobName,
       clock,
@@ -536,11 +539,17 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     void (async () => {
       try {
         const result = await run.wait();
+        if (run.cordonLost && runs.get(key) === run) {
+          // G16: nothing was created; the stage starts again once the node is cordoned and drained again.
+          endRun(name, key);
+          spawn('release', () => cordonLost(name));
+          return;
+        }
         if (!result || runs.get(key) !== run) return;
         endRun(name, key);
         // A failure the workflow made up (the Job never reported) leaves a Job that may still run: it goes, and the
         // package waits for it, before anything else of the package starts (G11).
-        if (run.jobMayRun && guards()) pendingDeletes.set(run.jobName, pkg.name);
+        if (run.jobMayRun && guards()) pendingDeletes.set(run.jobName, { rollout: name, package: pkg.name });
         await record(name, entryKey(pkg.name, pkg.version), stage, result);
       } catch (err) {
         // G13: no floating failure. The outcome is in state by now; only the old path's Job delete can fail here.
@@ -703,8 +712,18 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   }
 
   /**
-   * The node lost this rollout's cordon before its interrupt ran (runInterrupt refused it, creating nothing): the permit
-   * goes back, and the interrupt starts over from its request, with a cordon and a drain, under the budget (G16).
+   * G16: a stage of a package that ends in an interrupt needs the rollout's cordon on the node (runStage checks it
+   * before creating the Job). Patched: histories before it created the Job whatever the node.
+   */
+  function interruptingStage(r: NodeRollout, pkg: Package, stage: RunnableStage): boolean {
+    if (stage === 'uninstall' || !isPatched(PATCHES.cordonGuards)) return false;
+    return packageInterrupts(pkg, r.configUpdates[pkg.name]).length > 0;
+  }
+
+  /**
+   * The node lost this rollout's cordon before its interrupt or an interrupting stage ran (runInterrupt or runStage
+   * refused it, creating nothing): the permit goes back, and the work starts over from its request, with a cordon and a
+   * drain, under the budget (G16).
    */
   async function cordonLost(name: string): Promise<void> {
     log.warn('node lost its cordon before its interrupt: it asks for a permit, cordons and drains again', {
