@@ -71,6 +71,8 @@ export interface DecisionView {
 export interface StoppingJob {
   rollout: string;
   package: string;
+  /** A stage of a package that ends in an interrupt, as the run was made (a later spec may have dropped it). */
+  interrupting: boolean;
 }
 
 export type NodeIntent =
@@ -102,12 +104,8 @@ export function decideNode(view: DecisionView): NodeIntent[] {
   const jobsMayRun = (r: RolloutOnNode): boolean => {
     if (!view.cordonGuards) return false;
     if (view.draining || carried.some((k) => k.rollout === r.name)) return true;
-    return [...view.stopping.values()].some((job) => {
-      if (job.rollout !== r.name) return false;
-      // A package the spec no longer has may have ended in an interrupt: it holds the cordon too.
-      const spec = r.packages[job.package];
-      return !spec || spec.interrupt !== undefined || Object.keys(spec.configInterrupts ?? {}).length > 0;
-    });
+    // As the run was made: a spec update may have dropped the interrupt of a Job that still runs.
+    return [...view.stopping.values()].some((job) => job.rollout === r.name && job.interrupting);
   };
 
   const jobOf = (rollout: string, pkg: Pick<Package, 'name' | 'version'>, stage: RunnableStage) =>

@@ -124,8 +124,9 @@ export const PATCHES = {
   localCallsInTurn: BASELINE,
   /**
    * G16: no stage of an interrupting package starts once the release that uncordons the node has begun, and runStage
-   * creates its Job only on a node still cordoned by the rollout; a release or forget uncordons only when no stopped run
-   * of the rollout's interrupting work may still have its Job running and no continue-as-new is draining.
+   * creates its Job only on a node still cordoned by the rollout (a refusal hands back only the permit the run started
+   * under); a release or forget uncordons only when no stopped run of the rollout's interrupting work may still have its
+   * Job running and no continue-as-new is draining; a prepare marks only a granted permit prepared.
    */
   cordonGuards: BASELINE,
 } as const;

@@ -95,24 +95,28 @@ test('G16 a release or forget uncordons only once no stopped Job of its interrup
   const interrupt = { rollout: 'r', phase: 'prepared' as const };
   const release = { kind: 'release', rollout: 'r', uncordon: true };
   const releases = (over: Partial<DecisionView>) => decideNode(view({ rollouts: finished, interrupt, ...over }));
-  expect(releases({ stopping: new Map([[job('r', drv), { rollout: 'r', package: 'drv' }]]) })).not.toContainEqual(
-    release,
-  );
+  expect(
+    releases({ stopping: new Map([[job('r', drv), { rollout: 'r', package: 'drv', interrupting: true }]]) }),
+  ).not.toContainEqual(release);
   expect(releases({ draining: true })).not.toContainEqual(release);
   expect(releases({})).toContainEqual(release);
   // Neither another rollout's stopped Job nor one of a package without an interrupt holds the permit: a delete that
   // never ends (a pod stuck terminating) would hold it for good.
-  expect(releases({ stopping: new Map([[job('other', drv), { rollout: 'other', package: 'drv' }]]) })).toContainEqual(
-    release,
-  );
-  expect(releases({ stopping: new Map([[job('r', tools), { rollout: 'r', package: 'tools' }]]) })).toContainEqual(
-    release,
-  );
+  expect(
+    releases({ stopping: new Map([[job('other', drv), { rollout: 'other', package: 'drv', interrupting: true }]]) }),
+  ).toContainEqual(release);
+  expect(
+    releases({ stopping: new Map([[job('r', tools), { rollout: 'r', package: 'tools', interrupting: false }]]) }),
+  ).toContainEqual(release);
+  // A Job made while drv ended in an interrupt holds it even once a spec update dropped the interrupt.
+  const dropped = [rollout('r', [{ ...drv, interrupt: undefined }, tools], { state: finished[0]!.state })];
+  const stoppedDrv = new Map([[job('r', drv), { rollout: 'r', package: 'drv', interrupting: true }]]);
+  expect(decideNode(view({ rollouts: dropped, interrupt, stopping: stoppedDrv }))).not.toContainEqual(release);
   const gone = [rollout('gone', [drv], { forgetting: true })];
   const forgets = (stopping: DecisionView['stopping']) =>
     decideNode(view({ rollouts: gone, stopping })).filter((i) => i.kind === 'forget');
-  expect(forgets(new Map([[job('gone', drv), { rollout: 'gone', package: 'drv' }]]))).toEqual([]);
-  expect(forgets(new Map([[job('other', drv), { rollout: 'other', package: 'drv' }]]))).toEqual([
+  expect(forgets(new Map([[job('gone', drv), { rollout: 'gone', package: 'drv', interrupting: true }]]))).toEqual([]);
+  expect(forgets(new Map([[job('other', drv), { rollout: 'other', package: 'drv', interrupting: true }]]))).toEqual([
     { kind: 'forget', rollout: 'gone' },
   ]);
 });

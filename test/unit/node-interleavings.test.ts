@@ -21,6 +21,7 @@ import {
   type Package,
   type RolloutSpec,
   type RunnableStage,
+  type StoppingJob,
 } from '../../model';
 import { DEFAULT_NODE_SETTINGS } from '../../workflows/messages';
 import {
@@ -78,10 +79,19 @@ interface Run {
   interrupting: boolean;
   /** runStage is asked to check the cordon (the workflow's cordon guards). */
   checksCordon: boolean;
+  /** The permit the node held for the run's rollout when it started. */
+  permitAtStart: number | null;
 }
 
 const PACKAGE_POOL: Record<string, (version: string, config: string) => Package> = {
-  drv: (version) => ({ name: 'drv', version, image: 'img/drv', interrupt: { type: 'reboot' } }) as Package,
+  // 0.9.0 has no interrupt: a spec update to it drops the interrupt of a Job that may still run.
+  drv: (version) =>
+    ({
+      name: 'drv',
+      version,
+      image: 'img/drv',
+      ...(version !== '0.9.0' && { interrupt: { type: 'reboot' } }),
+    }) as Package,
   tune: (version, config) => ({ name: 'tune', version, image: 'img/tune', configMap: { conf: config } }) as Package,
   svc: (version, config) =>
     ({
@@ -119,6 +129,10 @@ function spec(name: string, priority: number, packages: Package[]): RolloutSpec 
   return parsed;
 }
 
+/** A package any of whose stages may end in an interrupt (workflows/node/workflow.ts). */
+const mayInterrupt = (pkg: Package | undefined) =>
+  pkg === undefined || pkg.interrupt !== undefined || Object.keys(pkg.configInterrupts ?? {}).length > 0;
+
 /** The node workflow's bookkeeping and the cluster it runs on. */
 class NodeSim {
   readonly rollouts: Record<string, NodeRollout> = {};
@@ -127,11 +141,13 @@ class NodeSim {
   readonly reborn = new Map<string, RolloutSpec>();
   /** runStage attempts of stopped waits that have not ended yet. */
   attempts: Run[] = [];
-  readonly pendingDeletes = new Map<string, { rollout: string; package: string }>();
+  readonly pendingDeletes = new Map<string, StoppingJob>();
   /** Finished Jobs recorded in state, to delete with the next node-state write. */
   readonly finishedDeleting = new Set<string>();
   readonly tasks = new Set<string>();
-  interrupt: { rollout: string; phase: 'requested' | 'granted' | 'prepared' } | null = null;
+  interrupt: { rollout: string; phase: 'requested' | 'granted' | 'prepared'; permit: number | null } | null = null;
+  /** Permits granted so far: each grant is a new one. */
+  permits = 0;
   interruptJob: { rollout: string; merged: MergedInterrupt; phase: JobPhase } | null = null;
   /** Rollouts whose cordon is on the node (cordoned and drained, not yet uncordoned). */
   readonly cordonedFor = new Set<string>();
@@ -183,7 +199,7 @@ class NodeSim {
   grantTo(name: string): void {
     if (this.interrupt || !this.rollouts[name] || this.forgetting.has(name)) return;
     reached.permitsUnasked++;
-    this.interrupt = { rollout: name, phase: 'granted' };
+    this.interrupt = { rollout: name, phase: 'granted', permit: ++this.permits };
   }
 
   private applyDesire(name: string, next: RolloutSpec): void {
@@ -198,7 +214,12 @@ class NodeSim {
     applyNewSpec(r, next, r.generation + 1, DEFAULT_NODE_SETTINGS, this.guards);
     for (const e of fixed) {
       if (r.state[entryKey(e.name, e.version)]?.stage !== e.stage) continue;
-      this.pendingDeletes.set(this.jobName(name, e, e.stage as RunnableStage), { rollout: name, package: e.name });
+      const interrupting = mayInterrupt(next.spec.packages[e.name]);
+      this.pendingDeletes.set(this.jobName(name, e, e.stage as RunnableStage), {
+        rollout: name,
+        package: e.name,
+        interrupting,
+      });
       r.state = rerunPackage(r.state, next.spec.packages[e.name]!, e.stage);
     }
     if (!this.guards) return;
@@ -220,13 +241,24 @@ class NodeSim {
     this.attempts.push(run);
     this.runs.delete(key);
     delete this.runIds[key];
-    this.pendingDeletes.set(run.jobName, { rollout: run.rollout, package: run.pkg.name });
+    this.pendingDeletes.set(run.jobName, {
+      rollout: run.rollout,
+      package: run.pkg.name,
+      interrupting: run.interrupting,
+    });
   }
 
   stopPackage(name: string, pkg: Pick<Package, 'name' | 'version'>): void {
     for (const [key, x] of this.runs) if (x.rollout === name && x.pkg.name === pkg.name) this.stopRun(key, x);
+    // As the workflow: the spec of the entry's version tells; another version's entry counts as interrupting.
+    const spec = this.rollouts[name]?.rollout.spec.packages[pkg.name];
+    const interrupting = spec?.version === pkg.version ? mayInterrupt(spec) : true;
     for (const stage of STAGES.filter((s) => s !== 'interrupt')) {
-      this.pendingDeletes.set(this.jobName(name, pkg, stage as RunnableStage), { rollout: name, package: pkg.name });
+      this.pendingDeletes.set(this.jobName(name, pkg, stage as RunnableStage), {
+        rollout: name,
+        package: pkg.name,
+        interrupting,
+      });
     }
   }
 
@@ -253,7 +285,9 @@ class NodeSim {
   }
 
   grant(): void {
-    if (this.interrupt?.phase === 'requested') this.interrupt = { ...this.interrupt, phase: 'granted' };
+    if (this.interrupt?.phase === 'requested') {
+      this.interrupt = { ...this.interrupt, phase: 'granted', permit: ++this.permits };
+    }
   }
 
   // ---- the loop: decideNode's intents carried out ----
@@ -297,10 +331,14 @@ class NodeSim {
         return this.start(intent.rollout, intent.package, intent.stage);
       case 'abandon':
         delete this.runIds[runKey(intent.run)];
-        this.pendingDeletes.set(intent.jobName, { rollout: intent.run.rollout, package: intent.run.package });
+        this.pendingDeletes.set(intent.jobName, {
+          rollout: intent.run.rollout,
+          package: intent.run.package,
+          interrupting: true,
+        });
         return;
       case 'request':
-        this.interrupt = { rollout: intent.rollout, phase: 'requested' };
+        this.interrupt = { rollout: intent.rollout, phase: 'requested', permit: null };
         return;
       case 'prepare':
         this.tasks.add('prepare');
@@ -349,6 +387,7 @@ class NodeSim {
       created: false,
       interrupting,
       checksCordon: interrupting,
+      permitAtStart: this.interrupt?.rollout === name ? this.interrupt.permit : null,
     };
     this.runs.set(key, run);
     const existing = this.jobs.get(jobName);
@@ -396,7 +435,10 @@ class NodeSim {
     const key = runKey({ rollout: run.rollout, package: run.pkg.name, version: run.pkg.version, stage: run.stage });
     this.runs.delete(key);
     delete this.runIds[key];
-    this.carryOut({ kind: 'release', rollout: run.rollout, uncordon: true });
+    // Only the permit the run started under, and not mid-prepare (workflows/node/workflow.ts, start).
+    const held = this.interrupt;
+    const same = held?.rollout === run.rollout && held.phase === 'prepared' && held.permit === run.permitAtStart;
+    if (same && !this.tasks.has('prepare')) this.carryOut({ kind: 'release', rollout: run.rollout, uncordon: true });
   }
 
   /** A stopped wait's cancellation is delivered: its attempt ends, and creates nothing more if it had not yet. */
@@ -419,7 +461,8 @@ class NodeSim {
     delete this.runIds[key];
     const r = this.rollouts[x.rollout];
     if (r) r.state = recordStageFailure(r.state, entryKey(x.pkg.name, x.pkg.version), x.stage, { lastError: 'x' });
-    if (this.guards) this.pendingDeletes.set(x.jobName, { rollout: x.rollout, package: x.pkg.name });
+    if (this.guards)
+      this.pendingDeletes.set(x.jobName, { rollout: x.rollout, package: x.pkg.name, interrupting: x.interrupting });
   }
 
   issueDelete(jobName: string): void {
@@ -489,8 +532,11 @@ class NodeSim {
   prepared(): void {
     if (!this.tasks.delete('prepare')) return;
     if (!this.interrupt) return;
-    this.interrupt = { ...this.interrupt, phase: 'prepared' };
+    // The cordon is on whatever the node holds; only a granted permit becomes prepared (the workflow's cordon guards).
     this.cordonedFor.add(this.interrupt.rollout);
+    if (this.interrupt.phase === 'requested' && this.guards) return;
+    if (this.interrupt.permit === null) throw new Error(`G16: ${this.interrupt.rollout} prepared without a permit`);
+    this.interrupt = { ...this.interrupt, phase: 'prepared' };
   }
 
   /** The release's uncordon is done: the node is schedulable, and the permit goes back. */

@@ -238,14 +238,19 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   function stopRun(name: string, key: string, run: StageRun): void {
     run.stop();
     endRun(name, key);
-    pendingDeletes.set(run.jobName, { rollout: name, package: run.input.package.name });
+    pendingDeletes.set(run.jobName, {
+      rollout: name,
+      package: run.input.package.name,
+      interrupting: run.input.cordoned === true,
+    });
     stoppedRuns.set(run.jobName, run);
   }
 
   /** A run carried over a continue-as-new that no wait follows any more: its Job goes (G11). */
   function abandon(name: string, k: StageRunKey): void {
     endRun(name, runKey(k));
-    pendingDeletes.set(stageJobName({ ...k, node }), { rollout: name, package: k.package });
+    // Its spec may be gone with the run before the continue-as-new: it counts as interrupting (G16).
+    pendingDeletes.set(stageJobName({ ...k, node }), { rollout: name, package: k.package, interrupting: true });
   }
 
   /** Stops every run of the entries a rerun, reset or forget removes, and deletes their Jobs before anything reruns. */
@@ -253,7 +258,10 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     for (const [key, run] of runsOf(name)) if (run.input.package.name === pkg.name) stopRun(name, key, run);
     for (const stage of STAGES.filter((st) => st !== 'interrupt')) {
       const job = stageJobName({ rollout: name, package: pkg.name, version: pkg.version, stage, node });
-      pendingDeletes.set(job, { rollout: name, package: pkg.name });
+      // Its Jobs were made from this version's spec; an entry of another version counts as interrupting.
+      const spec = s.rollouts[name]?.rollout.spec.packages[pkg.name];
+      const interrupting = spec?.version === pkg.version ? mayInterrupt(spec) : true;
+      pendingDeletes.set(job, { rollout: name, package: pkg.name, interrupting });
     }
   }
 
@@ -266,6 +274,7 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       pendingDeletes.set(stageJobName({ rollout: name, package: e.name, version: e.version, stage: e.stage, node }), {
         rollout: name,
         package: e.name,
+        interrupting: mayInterrupt(r.rollout.spec.packages[e.name]!),
       });
       r.state = rerunPackage(r.state, r.rollout.spec.packages[e.name]!, e.stage);
     }
@@ -515,6 +524,8 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     const startedAt = (r.stageStarted[key] ??= Date.now());
     const clock = ((r.stageClocks ??= {})[key] ??= { startedAt });
     const runId = guards() ? ((r.stageRunIds ??= {})[key] ??= nextRunId()) : undefined;
+    /** The permit the node was prepared under when the run started (G16: a refusal releases only that one). */
+    const permitAtStart = s.interrupt?.rollout === name ? s.interrupt.permit : null;
     const run = new StageRun(
       {
         ...refOf(name),
@@ -540,16 +551,26 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
       try {
         const result = await run.wait();
         if (run.cordonLost && runs.get(key) === run) {
-          // G16: nothing was created; the stage starts again once the node is cordoned and drained again.
+          // G16: nothing was created; the stage starts again once the node is cordoned and drained again. Only the
+          // permit the run started under goes back, and not mid-prepare: a late refusal of a run started before an
+          // earlier refusal's release would otherwise hand back the permit the node was granted since.
           endRun(name, key);
-          spawn('release', () => cordonLost(name));
+          const held = s.interrupt;
+          const same = held?.rollout === name && held.phase === 'prepared' && held.permit === permitAtStart;
+          if (same && !tasks.has('prepare')) spawn('release', () => cordonLost(name));
           return;
         }
         if (!result || runs.get(key) !== run) return;
         endRun(name, key);
         // A failure the workflow made up (the Job never reported) leaves a Job that may still run: it goes, and the
         // package waits for it, before anything else of the package starts (G11).
-        if (run.jobMayRun && guards()) pendingDeletes.set(run.jobName, { rollout: name, package: pkg.name });
+        if (run.jobMayRun && guards()) {
+          pendingDeletes.set(run.jobName, {
+            rollout: name,
+            package: pkg.name,
+            interrupting: run.input.cordoned === true,
+          });
+        }
         await record(name, entryKey(pkg.name, pkg.version), stage, result);
       } catch (err) {
         // G13: no floating failure. The outcome is in state by now; only the old path's Job delete can fail here.
@@ -659,7 +680,10 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
         rules: drainRules(drainOptions),
       });
     }
-    if (s.interrupt?.rollout === name) s.interrupt = { ...s.interrupt, phase: 'prepared' };
+    // Only the permit the prepare was for: a request made meanwhile (after a release) has none yet. Patched: histories
+    // before it marked whatever the node held.
+    const granted = s.interrupt?.phase === 'granted' || !isPatched(PATCHES.cordonGuards);
+    if (s.interrupt?.rollout === name && granted) s.interrupt = { ...s.interrupt, phase: 'prepared' };
   }
 
   async function interrupt(name: string, merged: MergedInterrupt): Promise<void> {
@@ -898,6 +922,11 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     if (uiDue) refreshUi();
     if (heldAtRest()) spawn('report-at-rest', () => writer.sendHeldReports());
   }
+}
+
+/** A package any of whose stages may end in an interrupt: its stopped Jobs hold the cordon (G16). */
+function mayInterrupt(pkg: Package): boolean {
+  return pkg.interrupt !== undefined || Object.keys(pkg.configInterrupts ?? {}).length > 0;
 }
 
 /** G11/G12 (model/node-decide.ts): histories before it started stages beside running ones. */
