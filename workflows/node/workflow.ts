@@ -121,7 +121,10 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
   const reborn = new Map<string, DesireArgs>(Object.entries(s.reborn ?? {}));
   /** Stopped runs by Job name: their Job is deleted only once their wait, and its runStage attempt, is over (G11). */
   const stoppedRuns = new Map<string, StageRun>();
-  /** Jobs of stopped runs (name -> package) whose deletion is not yet confirmed: the package waits for them (G11). */
+  /**
+   * Jobs of stopped runs (name -> rollout, package, interrupting) whose deletion is not yet confirmed: the package waits
+   * for them (G11), and an interrupting one holds its rollout's cordon (G16).
+   */
   const pendingDeletes = new Map<string, StoppingJob>();
   let live = 0;
   let wake = true;
