@@ -18,6 +18,11 @@ export function packageInterrupts(pkg: InterruptSource, changedConfigKeys: reado
     .map(([, interrupt]) => interrupt);
 }
 
+/** A package any of whose stages may end in an interrupt (its own, or a configMap change's). */
+export function mayInterrupt(pkg: InterruptSource): boolean {
+  return pkg.interrupt !== undefined || Object.keys(pkg.configInterrupts ?? {}).length > 0;
+}
+
 const PRIORITY: Record<Interrupt['type'], number> = { reboot: 0, restartAllServices: 1, service: 2, noop: 3 };
 
 export interface MergedInterrupt {

@@ -15,6 +15,7 @@ import {
   STAGES,
   changedConfigKeys,
   isNodeComplete,
+  mayInterrupt,
   packageInterrupts,
   type MergedInterrupt,
   type NodeIntent,
@@ -129,10 +130,6 @@ function spec(name: string, priority: number, packages: Package[]): RolloutSpec 
   return parsed;
 }
 
-/** A package any of whose stages may end in an interrupt (workflows/node/workflow.ts). */
-const mayInterrupt = (pkg: Package | undefined) =>
-  pkg === undefined || pkg.interrupt !== undefined || Object.keys(pkg.configInterrupts ?? {}).length > 0;
-
 /** The node workflow's bookkeeping and the cluster it runs on. */
 class NodeSim {
   readonly rollouts: Record<string, NodeRollout> = {};
@@ -214,7 +211,7 @@ class NodeSim {
     applyNewSpec(r, next, r.generation + 1, DEFAULT_NODE_SETTINGS, this.guards);
     for (const e of fixed) {
       if (r.state[entryKey(e.name, e.version)]?.stage !== e.stage) continue;
-      const interrupting = mayInterrupt(next.spec.packages[e.name]);
+      const interrupting = mayInterrupt(next.spec.packages[e.name]!);
       this.pendingDeletes.set(this.jobName(name, e, e.stage as RunnableStage), {
         rollout: name,
         package: e.name,

@@ -22,6 +22,7 @@ import {
   decodeNodeState,
   entryKey,
   failInterruptWork,
+  mayInterrupt,
   obsoleteRuns,
   packageInterrupts,
   packageProgress,
@@ -925,11 +926,6 @@ export async function nodeWorkflow(input: NodeWorkflowInput): Promise<void> {
     if (uiDue) refreshUi();
     if (heldAtRest()) spawn('report-at-rest', () => writer.sendHeldReports());
   }
-}
-
-/** A package any of whose stages may end in an interrupt: its stopped Jobs hold the cordon (G16). */
-function mayInterrupt(pkg: Package): boolean {
-  return pkg.interrupt !== undefined || Object.keys(pkg.configInterrupts ?? {}).length > 0;
 }
 
 /** G11/G12 (model/node-decide.ts): histories before it started stages beside running ones. */
