@@ -12,6 +12,7 @@ export * from './manifests/package';
 export * from './manifests/deployment-policy';
 export * from './manifests/skyhook';
 export * from './manifests/rollout-spec';
+export * from './stage-timeout';
 export * from './manifests/validation-error';
 export * from './manifests/warnings';
 export * from './manifests/parse-documents';

@@ -130,7 +130,7 @@ export const WorkerConfigSchema = z
       .max(100_000, 'must be a whole number from 2 to 100000')
       .optional()
       .describe(
-        "workflows kept in the worker's cache (an evicted one is replayed at its next task); at least KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS; unset: 2 MiB each in the smaller of three quarters of the container's memory limit and V8's heap limit, less 300 MiB (50 to 2000)",
+        "workflows kept in the worker's cache (an evicted one is replayed at its next task); at least KEELSON_MAX_CONCURRENT_WORKFLOW_TASKS; unset: 1.5 MiB each in the smaller of three quarters of the container's memory limit and V8's heap limit, less 300 MiB (50 to 2000)",
       ),
     KEELSON_SHUTDOWN_GRACE_SECONDS: seconds(0, 3_600, 25).describe(
       "on SIGTERM, how long running activities get to finish before they are cancelled (keep below the pod's terminationGracePeriodSeconds)",

@@ -9,8 +9,11 @@ import v8 from 'node:v8';
 const MiB = 1024 * 1024;
 /** What the worker uses with an empty cache (Node, the SDK's core, watch caches), measured at about 300 MiB. */
 const BASE_BYTES = 300 * MiB;
-/** A cached node or rollout workflow with its state, measured at about 2 MiB with zod shared (bench/README.md). */
-const PER_WORKFLOW_BYTES = 2 * MiB;
+/**
+ * A cached workflow with its state: about 1 MiB measured for node workflows, which no longer instantiate the rollout's
+ * schemas (bench/README.md, "Node workflows without the schemas"); 1.5 MiB leaves room for rollout workflows (2 MiB).
+ */
+const PER_WORKFLOW_BYTES = 1.5 * MiB;
 const MIN_CACHED = 50;
 const MAX_CACHED = 2_000;
 
@@ -34,7 +37,7 @@ export function memoryLimitBytes(read: (path: string) => string | undefined = re
 }
 
 /**
- * Workflows to keep cached: 2 MiB each in the smaller of three quarters of the memory limit and V8's heap limit
+ * Workflows to keep cached: 1.5 MiB each in the smaller of three quarters of the memory limit and V8's heap limit
  * (`--max-old-space-size`), less 300 MiB, from 50 (above the 40 workflow tasks run at once) to 2000.
  */
 export function cachedWorkflowsFor(limitBytes: number, heapBytes = v8.getHeapStatistics().heap_size_limit): number {

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { parseDurationMs } from '../duration';
 import { DeploymentPolicySpecSchema } from './deployment-policy';
 import { API_GROUPS, ROLLOUT_KIND_NAMES, type RolloutKind } from '../wire';
 import { SkyhookSpecSchema } from './skyhook';
@@ -7,9 +6,6 @@ import { SkyhookSpecSchema } from './skyhook';
 // RolloutSpec: what a workflow runs. A validated Skyhook or NodeWright manifest with its DeploymentPolicy resolved.
 // Every transform in the schemas is idempotent, so a RolloutSpec re-validates through this schema (workflow inputs,
 // HTTP bodies).
-
-/** When neither the package nor the rollout sets one (NodeWright's JOB_STAGE_TIMEOUT default). */
-export const DEFAULT_STAGE_TIMEOUT = '1h';
 
 export const RolloutSpecSchema = z.object({
   name: z.string().min(1),
@@ -29,10 +25,4 @@ export type RolloutSpec = z.infer<typeof RolloutSpecSchema>;
 /** The metadata key prefix of a rollout kind: `skyhook.nvidia.com/` or `nodewright.nvidia.com/`. */
 export function metadataPrefix(kind: RolloutKind): string {
   return `${API_GROUPS[kind]}/`;
-}
-
-/** Seconds a stage of this package may run: the package's stageTimeout, else the rollout's, else 1h. */
-export function stageTimeoutSeconds(rollout: RolloutSpec, packageName: string): number {
-  const text = rollout.spec.packages[packageName]?.stageTimeout ?? rollout.spec.stageTimeout ?? DEFAULT_STAGE_TIMEOUT;
-  return Math.ceil(parseDurationMs(text)! / 1000);
 }

@@ -1,12 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { bundledModules, root } from './workflow-imports';
 
 // Every workflow of a worker shares one zod, which the SDK deep-freezes (docs/architecture.md, "Changing a workflow").
 // A zod call that writes to zod's own state then fails in every workflow task that reaches it, and what freezing does
 // not reach (a registry's map) would be shared between workflows. None may be in a module the workflow bundle includes.
-
-const root = path.resolve(__dirname, '../..');
 
 const SHARED_STATE_CALLS: { pattern: RegExp; why: string }[] = [
   {
@@ -21,24 +20,6 @@ const SHARED_STATE_CALLS: { pattern: RegExp; why: string }[] = [
   },
 ];
 
-/** workflows/index.ts and every project module it imports (values, not types), transitively: what the bundle holds. */
-function bundledModules(): string[] {
-  const seen = new Set<string>();
-  const visit = (file: string) => {
-    if (seen.has(file)) return;
-    seen.add(file);
-    const text = readFileSync(file, 'utf8');
-    for (const m of text.matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?from\s+'(\.{1,2}\/[^']+)'/gms)) {
-      const base = path.resolve(path.dirname(file), m[1]!);
-      const found = [`${base}.ts`, path.join(base, 'index.ts')].find((f) => existsSync(f));
-      if (!found) throw new Error(`${path.relative(root, file)}: cannot resolve ${m[1]}`);
-      visit(found);
-    }
-  };
-  visit(path.join(root, 'workflows/index.ts'));
-  return [...seen].map((f) => path.relative(root, f)).sort();
-}
-
 test('a frozen zod regular expression fails every parse of the string format that uses it', () => {
   expect(z.string().lowercase().parse('abc')).toBe('abc');
   // As the SDK's deep freeze leaves it once zod is shared.
@@ -47,7 +28,7 @@ test('a frozen zod regular expression fails every parse of the string format tha
 });
 
 test('no module of the workflow bundle uses zod state that the shared copy freezes or shares', () => {
-  const modules = bundledModules();
+  const modules = bundledModules({ lazy: true });
   // The walk reaches the model's schemas and both workflows (a walk that found nothing would pass on nothing).
   expect(modules).toEqual(
     expect.arrayContaining(['workflows/node/workflow.ts', 'workflows/rollout/workflow.ts', 'model/node-state.ts']),

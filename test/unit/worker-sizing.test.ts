@@ -17,12 +17,12 @@ describe('worker sizing', () => {
     expect(memoryLimitBytes(() => '9223372036854771712')).toBe(os.totalmem());
   });
 
-  test('the cache fits three quarters of the limit, or the heap when smaller, at 2 MiB a workflow past 300 MiB', () => {
+  test('the cache fits three quarters of the limit, or the heap when smaller, at 1.5 MiB a workflow past 300 MiB', () => {
     const bigHeap = 64 * 1024 * MiB;
-    expect(cachedWorkflowsFor(1024 * MiB, bigHeap)).toBe(234);
-    expect(cachedWorkflowsFor(2048 * MiB, bigHeap)).toBe(618);
+    expect(cachedWorkflowsFor(1024 * MiB, bigHeap)).toBe(312);
+    expect(cachedWorkflowsFor(2048 * MiB, bigHeap)).toBe(824);
     // A 4Gi container whose heap is held at 768 MiB: the heap bounds the cache.
-    expect(cachedWorkflowsFor(4096 * MiB, 768 * MiB)).toBe(234);
+    expect(cachedWorkflowsFor(4096 * MiB, 768 * MiB)).toBe(312);
   });
 
   test('never below 50 (above the 40 workflow tasks at once) nor above 2000', () => {

@@ -1,19 +1,11 @@
-import {
-  applyConfigChange,
-  entryKey,
-  inConfigCycle,
-  applyVersionChanges,
-  nodeStatus,
-  nodeStatusFromState,
-  stageTimeoutSeconds,
-  type NodeState,
-  type Package,
-  type PackageEntry,
-  type RolloutOnNode,
-  type RolloutSpec,
-  type Status,
-} from '../../model';
-import { changedConfigKeys } from '../../model';
+import { changedConfigKeys } from '../../model/config-changes';
+import type { RolloutSpec } from '../../model/manifests/rollout-spec';
+import type { Package } from '../../model/manifests/skyhook';
+import type { RolloutOnNode } from '../../model/node-decide';
+import { entryKey, type NodeState, type PackageEntry, type Status } from '../../model/node-state';
+import { applyConfigChange, applyVersionChanges, inConfigCycle } from '../../model/stage-machine';
+import { stageTimeoutSeconds } from '../../model/stage-timeout';
+import { nodeStatus, nodeStatusFromState } from '../../model/status';
 import type { NodeSettings } from '../messages';
 import type { StageClock } from './stage-run';
 

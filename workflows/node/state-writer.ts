@@ -16,17 +16,9 @@ import type {
   WriteNodeStateInput,
 } from '../../activities/contract';
 import { SHORT_CALL_TIMEOUT } from '../activity-timeouts';
-import {
-  encodeNodeState,
-  packageProgress,
-  reportDue,
-  reportOf,
-  writtenAfter,
-  type LastReport,
-  type NodeState,
-  type NodeWriteOrder,
-  type Status,
-} from '../../model';
+import { encodeNodeState, packageProgress, type NodeState, type Status } from '../../model/node-state';
+import { writtenAfter, type NodeWriteOrder } from '../../model/node-write-order';
+import { reportDue, reportOf, type LastReport } from '../../model/progress-report';
 import { nodeProgressSignal, type NodeProgress } from '../messages';
 import type { LocalCalls } from './activities';
 import type { NodeConditions } from './conditions';

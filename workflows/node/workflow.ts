@@ -13,39 +13,42 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { RolloutRef, StageResult, WorkflowSignal } from '../../activities/contract';
+// The model by path, never model/index.ts: every workflow a worker caches instantiates what the node workflow imports,
+// and the manifests' schemas are the rollout workflow's (docs/architecture.md, "Changing a workflow").
+import { changedConfigKeys } from '../../model/config-changes';
+import { drainRules, drainTimeoutSeconds } from '../../model/drain';
+import { mayInterrupt, packageInterrupts, type MergedInterrupt } from '../../model/interrupt';
+import { stageJobName } from '../../model/job';
+import type { Package } from '../../model/manifests/skyhook';
 import {
-  applyVersionChanges,
-  changedConfigKeys,
   decideNode,
-  drainRules,
-  drainTimeoutSeconds,
-  decodeNodeState,
-  entryKey,
-  failInterruptWork,
-  mayInterrupt,
   obsoleteRuns,
-  packageInterrupts,
-  packageProgress,
   parseRunKey,
   runKey,
-  recordStageFailure,
-  recordStageSuccess,
-  rerunPackage,
-  stageJobName,
-  startInterrupt,
-  startStage,
-  STAGES,
-  type MergedInterrupt,
-  type Package,
-  type PackageEntry,
-  type Stage,
   type DecisionView,
   type NodeIntent,
   type RunnableStage,
   type StageRunKey,
-  type Status,
   type StoppingJob,
-} from '../../model';
+} from '../../model/node-decide';
+import {
+  decodeNodeState,
+  entryKey,
+  packageProgress,
+  STAGES,
+  type PackageEntry,
+  type Stage,
+  type Status,
+} from '../../model/node-state';
+import {
+  applyVersionChanges,
+  failInterruptWork,
+  recordStageFailure,
+  recordStageSuccess,
+  rerunPackage,
+  startInterrupt,
+  startStage,
+} from '../../model/stage-machine';
 import { carriedForm, readCarried, type CarriedNode, type NodeCarried } from './carried';
 import {
   desireSignal,
