@@ -12,8 +12,9 @@ export const root = path.resolve(__dirname, '../..');
  */
 export function bundledModules({ lazy }: { lazy: boolean }): string[] {
   const seen = new Set<string>();
-  const statics = /^(?:import|export)\s+(?!type\b)[^;]*?from\s+'(\.{1,2}\/[^']+)'/gms;
-  const dynamics = /\bimport\(\s*(?:\/\*[^*]*\*\/\s*)?'(\.{1,2}\/[^']+)'\s*\)/g;
+  // `import … from`, `export … from` and a bare `import '…'`, of a relative path ('.' and '..' included).
+  const statics = /^(?:import|export)\s+(?!type\b)(?:[^;]*?from\s+)?'(\.{1,2}(?:\/[^']*)?)'/gms;
+  const dynamics = /\bimport\(\s*(?:\/\*[^*]*\*\/\s*)?'(\.{1,2}(?:\/[^']*)?)'\s*\)/g;
   const visit = (file: string) => {
     if (seen.has(file)) return;
     seen.add(file);

@@ -1,4 +1,8 @@
-import { bundledModules } from './workflow-imports';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { preloadModules, workflowsPath } from '../../workers/workflow-bundle';
+import { bundledModules, root } from './workflow-imports';
 
 // A worker's reusable V8 context instantiates the modules the bundle's entry imports statically again for every
 // workflow it caches, and node workflows, one per node, are nearly all of them. The manifests' schemas (about 400 KiB
@@ -24,3 +28,16 @@ test('the rollout workflow and the manifests it validates are in the bundle, loa
     expect.arrayContaining(['workflows/rollout/workflow.ts', 'model/manifests/rollout-spec.ts', 'model/index.ts']),
   );
 });
+
+test('no bundled module loads another with require(), which the walk above would not see', () => {
+  const requiring = all.filter((m) => /\brequire\(/.test(readFileSync(path.join(root, m), 'utf8')));
+  expect(requiring).toEqual([]);
+});
+
+test('the bundle holds the rollout workflow in its one file: an import() with no chunk to load', async () => {
+  const { code } = await bundleWorkflowCode({ workflowsPath, preloadModules, logger: new DefaultLogger('WARN') });
+  expect(code).toContain('"./workflows/rollout/workflow.ts"');
+  expect(code).toContain('import() eager');
+  // A lazy chunk would be a second file, which the SDK's bundler drops without a word: every rollout task would fail.
+  expect(code).not.toMatch(/__webpack_require__\.e\(/);
+}, 120_000);
