@@ -129,6 +129,9 @@ export const PATCHES = {
    * Job running and no continue-as-new is draining; a prepare marks only a granted permit prepared.
    */
   cordonGuards: BASELINE,
+  // Added after the baseline: asked on their own.
+  /** A settled rollout whose only nodes left are blocked lists them again soon, then less and less often. */
+  relistSoonWhenBlocked: 'relist-soon-when-blocked',
 } as const;
 
 export type PatchId = (typeof PATCHES)[keyof typeof PATCHES];

@@ -222,6 +222,47 @@ test("a node the rollout admitted is not blocked by a taint its own work brings 
   });
 });
 
+test('a node blocked when the others are done is listed again soon, then less often, and admitted once clean', async () => {
+  const names = nodes(3, 'unblocked');
+  const held = names[2]!;
+  const cluster = new FakeCluster(names);
+  cluster.script = () => ({ ms: 20 });
+  cluster.nodes.find((n) => n.name === held)!.taints = [{ key: 'example.com/maintenance', effect: 'NoSchedule' }];
+  const spec = rolloutSpec('unblocked', {
+    interruptionBudget: { count: 3 },
+    packages: { base: { version: '1.0.0', image: image('base') } },
+  });
+  await withWorker(t.env, t.bundle, cluster, async (taskQueue) => {
+    // The relist clock alone would not list the nodes again within the test.
+    const handle = await startRollout(t.env, taskQueue, spec, {
+      cluster: 'unblocked',
+      options: { relistInterval: '1 hour', blockedRecheck: '1 second' },
+    });
+    await eventually(async () => {
+      const st = await handle.query(statusQuery);
+      for (const n of names.slice(0, 2)) expect(st.nodes[n]!.status).toBe('complete');
+      expect(st.nodes[held]!.status).toBe('blocked');
+    }, 120_000);
+    const listedAt = () => cluster.callsOf('listNodes').map((c) => c.at);
+    const before = listedAt().length;
+    await eventually(() => expect(listedAt().length).toBeGreaterThanOrEqual(before + 3), 60_000);
+    // Waits of 1, 2, 4 s, ... from a listing's end: the first gap counted is at least the second wait, and each next
+    // gap at least the next, twice as long.
+    const rechecks = listedAt().slice(before);
+    const gaps = rechecks.slice(1).map((at, i) => at - rechecks[i]!);
+    expect(gaps.length).toBeGreaterThanOrEqual(2);
+    gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(2000 * 2 ** i));
+    expect(cluster.stagesOn(held)).toEqual([]);
+
+    cluster.nodes.find((n) => n.name === held)!.taints = [];
+    await statusBecomes(handle, 'complete', 60_000);
+    expect((await handle.query(statusQuery)).completeNodes).toBe('3/3');
+    expect(cluster.stagesOn(held)).toEqual(['base@1.0.0:apply', 'base@1.0.0:config']);
+    await recordHistory(t.env, rolloutWorkflowId('unblocked', 'unblocked'), 'rollout-relist-soon-when-blocked');
+    await handle.cancel();
+  });
+});
+
 test('a rollout deleted while its batch of desires is being sent: its forgets go out after them, and no node keeps it', async () => {
   const names = nodes(3, 'deleted');
   const cluster = new FakeCluster(names);

@@ -15,6 +15,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { msToNumber } from '@temporalio/common/lib/time';
 import type { KeelsonActivities } from '../../activities/contract';
 import {
   assignCompartments,
@@ -87,6 +88,11 @@ export interface RolloutOptions {
   admission: AdmissionMode;
   /** How often nodes are listed again, to configure new ones. */
   relistInterval: string;
+  /**
+   * When the only nodes left are blocked, the first relist comes this soon, each next one twice as late, up to
+   * relistInterval (docs/architecture.md, "Blocked nodes left").
+   */
+  blockedRecheck: string;
   runtimeRequiredTaint: Taint;
   /** The node metadata key prefix the worker writes under; unset: by the rollout's kind. */
   keyPrefix?: string;
@@ -98,6 +104,7 @@ export interface RolloutOptions {
 export const DEFAULT_ROLLOUT_OPTIONS: RolloutOptions = {
   admission: 'batches',
   relistInterval: '5 minutes',
+  blockedRecheck: '15 seconds',
   runtimeRequiredTaint: parseTaint(RUNTIME_REQUIRED_TAINT)!,
   node: DEFAULT_NODE_SETTINGS,
   historyEventLimit: 10_000,
@@ -629,6 +636,43 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
     );
   }
 
+  /**
+   * While only blocked nodes are left: the current wait (doubled after each relist it brings), when it ends (a wake
+   * meanwhile does not push it back), and the nodes it waits on (one more starts the waits again from the first).
+   */
+  let blockedRecheck: { waitMs: number; dueAt: number | undefined; nodes: Set<string> } | undefined;
+  /** Milliseconds until a relist of the blocked nodes left, or undefined when the relist clock will do. */
+  function blockedRecheckDue(): number | undefined {
+    const left = s.order.filter((n) => {
+      const r = s.nodes[n]!.reported;
+      return s.nodes[n]!.blocked && !(r?.generation === s.generation && r.status === 'complete');
+    });
+    const waitingOnBlocked = !s.paused && !s.disabled && left.length > 0 && quiet();
+    // Patched: histories before it waited for the clock's relist. Asked only here, so only such a run has its marker.
+    if (!waitingOnBlocked || !isPatched(PATCHES.relistSoonWhenBlocked)) {
+      blockedRecheck = undefined;
+      return undefined;
+    }
+    if (!blockedRecheck || left.some((n) => !blockedRecheck!.nodes.has(n))) {
+      // At least a second: a zero wait would relist on every pass.
+      blockedRecheck = {
+        waitMs: Math.max(1000, msToNumber(options.blockedRecheck)),
+        dueAt: undefined,
+        nodes: new Set(),
+      };
+    }
+    blockedRecheck.nodes = new Set(left);
+    if (blockedRecheck.waitMs >= msToNumber(options.relistInterval)) return undefined;
+    blockedRecheck.dueAt ??= Date.now() + blockedRecheck.waitMs;
+    return Math.max(0, blockedRecheck.dueAt - Date.now());
+  }
+  /** The relist the blocked nodes waited for is due: the next wait is twice as long. */
+  function blockedRecheckDone(): void {
+    if (!blockedRecheck) return;
+    blockedRecheck.waitMs *= 2;
+    blockedRecheck.dueAt = undefined;
+  }
+
   /** Continue-as-new on the server's suggestion, at a quiet point; past historyEventLimit the pass's end does it. */
   function quietContinueDue(): boolean {
     const info = workflowInfo();
@@ -703,7 +747,14 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
       // No condition timer when already woken: one started and cancelled in the same task is never sent.
       if (wakeKept && wake) continue;
       if (steady) {
-        await condition(() => wake);
+        // Blocked nodes left: Skyhook's reconcile sees a Node's taint go when it goes; a rollout that only waited
+        // for its relist clock would leave such a node for up to relistInterval (issue 15, N = 1,000).
+        const recheck = blockedRecheckDue();
+        if (recheck === undefined) await condition(() => wake);
+        else if (!(await condition(() => wake, recheck))) {
+          relistDue = true;
+          blockedRecheckDone();
+        }
         continue;
       }
       if (!wakeKept) wake = false;
