@@ -132,6 +132,8 @@ export const PATCHES = {
   // Added after the baseline: asked on their own.
   /** A settled rollout whose only nodes left are blocked lists them again soon, then less and less often. */
   relistSoonWhenBlocked: 'relist-soon-when-blocked',
+  /** G14: a complete node's report of the rollout's pause or disable leaves it complete, not in flight. */
+  settledUnderPause: 'settled-under-pause',
 } as const;
 
 export type PatchId = (typeof PATCHES)[keyof typeof PATCHES];

@@ -1,4 +1,4 @@
-import { reportedProgress, takesReport } from '../../workflows/rollout/progress';
+import { mirrorsHalt, reportedProgress, takesReport } from '../../workflows/rollout/progress';
 import type { NodeProgress } from '../../workflows/messages';
 
 // Which node progress report a rollout keeps: reports come from the node-state write's activity, which may run again
@@ -53,4 +53,21 @@ test('the rollout keeps what its status shows of a package, not the entry’s im
   expect(kept.state).toEqual({
     'driver|1.0.0': { name: 'driver', version: '1.0.0', stage: 'apply', state: 'erroring', restarts: 2 },
   });
+});
+
+test("G14 a complete node that reports only the rollout's pause or disable stays complete; any other change is work", () => {
+  const done = reportedProgress({
+    ...report(2, 'complete'),
+    state: { 'driver|1.0.0': { ...entry, state: 'complete' } },
+  });
+  const mirrored = (status: NodeProgress['status'], generation = 2, state = done.state) =>
+    reportedProgress({ node: 'n1', generation, status, state });
+  expect(mirrorsHalt(done, mirrored('paused'))).toBe(true);
+  expect(mirrorsHalt(done, mirrored('disabled'))).toBe(true);
+  expect(mirrorsHalt(done, mirrored('in_progress'))).toBe(false);
+  expect(mirrorsHalt(done, mirrored('disabled', 3))).toBe(false);
+  expect(mirrorsHalt(done, mirrored('paused', 2, { 'driver|1.0.0': { ...entry, stage: 'config' } }))).toBe(false);
+  expect(
+    mirrorsHalt(reportedProgress(report(2, 'in_progress')), mirrored('paused', 2, { 'driver|1.0.0': entry })),
+  ).toBe(false);
 });

@@ -33,3 +33,13 @@ export function reportedProgress(report: NodeProgress): ReportedProgress {
     ...(report.order && { order: report.order }),
   };
 }
+
+/** A report that says paused or disabled of a node complete at the same generation, its packages unchanged. */
+export function mirrorsHalt(held: ReportedProgress, next: ReportedProgress): boolean {
+  return (
+    (next.status === 'paused' || next.status === 'disabled') &&
+    held.status === 'complete' &&
+    held.generation === next.generation &&
+    JSON.stringify(held.state) === JSON.stringify(next.state)
+  );
+}

@@ -75,7 +75,7 @@ import {
 } from '../messages';
 import { nodeWorkflowId } from '../../model/workflow-ids';
 import { batchStatus, rolloutStatusView, type RolloutView } from './status';
-import { reportedProgress, takesReport } from './progress';
+import { mirrorsHalt, reportedProgress, takesReport } from './progress';
 import { packageKey, rolloutKey, stateKey } from '../search-attributes';
 import { isPatched, PATCHES } from '../patches';
 import { FAILURE_TYPES } from '../../model/failure-types';
@@ -225,7 +225,14 @@ export async function rolloutWorkflow(input: RolloutInput): Promise<void> {
   setHandler(enableSignal, control('enable', { disabled: false }));
   setHandler(nodeProgressSignal, (report) => {
     const n = s.nodes[report.node];
-    if (n && takesReport(n.reported, report)) n.reported = reportedProgress(report);
+    if (n && takesReport(n.reported, report)) {
+      const held = n.reported;
+      n.reported = reportedProgress(report);
+      // A complete node that only mirrors the rollout's pause or disable has no work in flight: counted in flight, a
+      // spec update would reach it at once, outside its batch (G14).
+      // Patched: histories before it took such a report as work; asked only here, so only such a run has its marker.
+      if (held && mirrorsHalt(held, n.reported) && isPatched(PATCHES.settledUnderPause)) n.reported.status = 'complete';
+    }
     poke();
   });
   setHandler(requestInterruptSignal, ({ node }) => {
