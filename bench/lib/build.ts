@@ -4,7 +4,7 @@ import path from 'node:path';
 import { projectRoot } from '../../deploy/dev/paths';
 import { buildWorkflowBundle } from '../../deploy/dev/workflow-bundle';
 import type { CompiledWorker } from './fleet';
-import { cachedWorkflowsFor } from '../../workers/sizing';
+import { containerEnv } from './container-env';
 
 // The worker the bench measures is the one the image runs (Dockerfile: `npm run build`, i.e. `tsc -p tsconfig.json`,
 // then `npm run bundle`, then `node dist/workers/worker.js` with KEELSON_WORKFLOW_BUNDLE), not the TypeScript source
@@ -101,20 +101,4 @@ export async function keelsonSetup(
       : '') +
     '.';
   return { compiledWorker, workers, workerEnv, freshTemporal: temporal === 'fresh', describe };
-}
-
-/**
- * The worker as in a container with this memory limit: V8's heap at three quarters of it, as the chart sets it
- * (deploy/helm/keelson/values.yaml), and the workflow cache the worker would size from the limit (workers/sizing.ts),
- * which a process outside a container cannot read from its cgroup. The limit itself is not enforced: the bench reports
- * the peak RSS against it.
- */
-function containerEnv(value: string): Record<string, string> {
-  if (value === 'none') return {};
-  const mib = Number(value);
-  if (!Number.isInteger(mib) || mib < 256)
-    throw new Error(`--worker-memory-mib takes a whole number of MiB from 256 up, or none, got ${value}`);
-  const heapMiB = Math.floor(mib * 0.75);
-  const cached = cachedWorkflowsFor(mib * 2 ** 20, heapMiB * 2 ** 20);
-  return { NODE_OPTIONS: `--max-old-space-size=${heapMiB}`, KEELSON_MAX_CACHED_WORKFLOWS: String(cached) };
 }

@@ -415,6 +415,8 @@ export interface JobRecord {
   /** Local clock (ms) when the watch first showed the Job, and when it first showed it done: Complete, or its pod
    * Succeeded (a stage Job runs one pod; Keelson goes on from the pod, the Job controller says Complete later). */
   seenCreated: number;
+  /** Local clock (ms) when the watch first showed a pod of the Job: the Job controller's share of the stage. */
+  seenPod?: number;
   seenComplete?: number;
   /** Local clock (ms) when the watch showed it deleted (done or not). */
   seenGone?: number;
@@ -454,12 +456,16 @@ export async function keepWatching<T>(
 /** Records every Job in a namespace (by UID) with the local times it was first seen and first seen done. */
 export async function recordJobs(kc: KubeConfig, namespace: string) {
   const jobs = new Map<string, JobRecord>();
-  /** Pods seen Succeeded before their Job was seen (by the Job's UID). */
+  /** Pods seen, and seen Succeeded, before their Job was seen (by the Job's UID). */
+  const podSeen = new Map<string, number>();
   const podDone = new Map<string, number>();
   const stopPods = await keepWatching<V1Pod>(kc, `/api/v1/namespaces/${namespace}/pods`, {}, (_type, pod) => {
     const uid = pod.metadata?.labels?.['batch.kubernetes.io/controller-uid'];
-    if (!uid || pod.status?.phase !== 'Succeeded') return;
+    if (!uid) return;
     const r = jobs.get(uid);
+    if (!r) podSeen.set(uid, podSeen.get(uid) ?? Date.now());
+    else r.seenPod ??= Date.now();
+    if (pod.status?.phase !== 'Succeeded') return;
     if (!r) podDone.set(uid, podDone.get(uid) ?? Date.now());
     else r.seenComplete ??= Date.now();
   });
@@ -486,6 +492,7 @@ export async function recordJobs(kc: KubeConfig, namespace: string) {
           : undefined,
       };
       jobs.set(uid, r);
+      if (podSeen.has(uid)) r.seenPod = podSeen.get(uid);
       if (podDone.has(uid)) r.seenComplete = podDone.get(uid);
     }
     if (r.seenComplete === undefined && complete(job)) {
@@ -601,6 +608,18 @@ export function runBeyondSim(jobs: Iterable<JobRecord>): { p50: number; p95: num
     .map((j) => j.seenComplete! - j.seenCreated - j.simSeconds * 1000)
     .sort((a, b) => a - b);
   return { p50: quantile(extra, 0.5), p95: quantile(extra, 0.95) };
+}
+
+/**
+ * A stage Job seen created to its first pod seen (ms; interrupts apart): the Job controller's part of `runBeyondSim`,
+ * which the operator, creating its pods itself, does not have.
+ */
+export function jobToPod(jobs: Iterable<JobRecord>): { p50: number; p95: number } {
+  const gaps = [...jobs]
+    .filter((j) => j.stage !== 'interrupt' && j.seenPod !== undefined)
+    .map((j) => j.seenPod! - j.seenCreated)
+    .sort((a, b) => a - b);
+  return { p50: quantile(gaps, 0.5), p95: quantile(gaps, 0.95) };
 }
 
 /** Per node, its first stage Job seen created to its last seen done (s, ascending): the time one batch member takes. */

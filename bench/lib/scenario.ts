@@ -15,6 +15,7 @@ import {
   recordNodeStates,
   nodeSpans,
   runBeyondSim,
+  jobToPod,
   sleep,
   total,
   type FleetOptions,
@@ -59,6 +60,8 @@ export interface RolloutFigures {
   overheadMs: { count: number; p50: number; p95: number; p99: number; max: number };
   stageToStageMs: { count: number; p50: number; p95: number; p99: number };
   runBeyondSimMs: { p50: number; p95: number };
+  /** The Job controller's part of it: a stage Job seen created to its pod seen (Keelson; the operator has no Job). */
+  jobToPodMs?: { p50: number; p95: number };
   /** One node's first stage created to its last done, s (the ideal is the sum of its stages plus the reboot). */
   nodeSpanSeconds: { p50: number; max: number };
   apiserverRequests: { total: number; perNodeStage: number; byVerbResource: Record<string, number> };
@@ -276,6 +279,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
         max: ov.afterReboot[ov.afterReboot.length - 1] ?? NaN,
       },
       runBeyondSimMs: runBeyondSim(jobs),
+      jobToPodMs: jobToPod(jobs),
       nodeSpanSeconds: { p50: quantile(nodeSpans(jobs), 0.5), max: Math.max(...nodeSpans(jobs)) },
       apiserverRequests: { total: total(api), perNodeStage: r2(total(api) / nodeStages), byVerbResource: api },
       workerRequests: {

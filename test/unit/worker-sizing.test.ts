@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { cachedWorkflowsFor, memoryLimitBytes } from '../../workers/sizing';
+import { chartNodeOptions, containerEnv } from '../../bench/lib/container-env';
 
 const MiB = 1024 * 1024;
 
@@ -28,5 +29,17 @@ describe('worker sizing', () => {
   test('never below 50 (above the 40 workflow tasks at once) nor above 2000', () => {
     expect(cachedWorkflowsFor(256 * MiB, 64 * 1024 * MiB)).toBe(50);
     expect(cachedWorkflowsFor(24 * 1024 * MiB, 64 * 1024 * MiB)).toBe(2000);
+  });
+
+  test("the bench's container sizing runs the worker with the chart's V8 options and its own heap limit", () => {
+    expect(chartNodeOptions()).toEqual(['--max-semi-space-size=4']);
+    expect(containerEnv('640')).toEqual({
+      NODE_OPTIONS: '--max-old-space-size=480 --max-semi-space-size=4',
+      KEELSON_MAX_CACHED_WORKFLOWS: '120',
+    });
+    expect(containerEnv('none')).toEqual({});
+    expect(() => containerEnv('100')).toThrow(
+      '--worker-memory-mib takes a whole number of MiB from 256 up, or none, got 100',
+    );
   });
 });
