@@ -98,7 +98,7 @@ async function main(): Promise<void> {
   const setup = await keelsonSetup(arg, log);
   setupLine = setup.describe;
   const keelson = {
-    fleet: { compiledWorker: setup.compiledWorker, workers: setup.workers, workerEnv: setup.workerEnv },
+    fleet: { compiledWorker: setup.compiledWorker, workers: setup.workers, container: setup.container },
     freshTemporal: setup.freshTemporal,
   };
   const results: ScenarioResult[] = [];

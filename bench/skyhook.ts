@@ -276,7 +276,7 @@ async function main(): Promise<void> {
           if (tool === 'keelson') {
             round.keelson = await runScenario(label, {
               ...opts,
-              fleet: { compiledWorker: setup!.compiledWorker, workers: setup!.workers, workerEnv: setup!.workerEnv },
+              fleet: { compiledWorker: setup!.compiledWorker, workers: setup!.workers, container: setup!.container },
               freshTemporal: setup!.freshTemporal,
             });
           } else {

@@ -28,10 +28,14 @@ export interface WorkerProcessOptions {
   nodeArgs?: string[];
   /** Compiled JavaScript to run, as the image does; default workers/worker.ts under tsx. */
   compiledScript?: string;
+  /** A cgroup's `cgroup.procs`: the worker starts inside that cgroup, so Node sizes its heaps from the cgroup's limit. */
+  cgroupProcsFile?: string;
 }
 
 export class WorkerProcess {
   readonly exit: Promise<void>;
+  /** kill() or stop() was called: an exit without it is the worker's own (a crash, an OOM kill). */
+  endedOnRequest = false;
 
   constructor(readonly process: ChildProcess) {
     this.exit = new Promise((resolve) => process.once('exit', () => resolve()));
@@ -41,7 +45,12 @@ export class WorkerProcess {
     const entry = o.compiledScript
       ? [o.compiledScript]
       : ['--import', 'tsx', join(projectRoot, 'workers', 'worker.ts')];
-    const child = spawn(process.execPath, [...(o.nodeArgs ?? []), ...entry], {
+    const node = [process.execPath, ...(o.nodeArgs ?? []), ...entry];
+    // The shell joins the cgroup, then becomes Node (same process ID): Node reads its limit only as it starts.
+    const [command, ...args] = o.cgroupProcsFile
+      ? ['/bin/sh', '-c', 'echo $$ > "$0" && exec "$@"', o.cgroupProcsFile, ...node]
+      : node;
+    const child = spawn(command!, args, {
       cwd: projectRoot,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...o.env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -58,6 +67,7 @@ export class WorkerProcess {
 
   /** SIGKILL, and its end awaited. */
   async kill(): Promise<void> {
+    this.endedOnRequest = true;
     if (!this.running) return;
     this.process.kill('SIGKILL');
     await this.exit;
@@ -65,9 +75,11 @@ export class WorkerProcess {
 
   /** SIGTERM, and SIGKILL if it has not ended within 10 s. */
   async stop(): Promise<void> {
+    this.endedOnRequest = true;
     if (!this.running) return;
     this.process.kill('SIGTERM');
     await Promise.race([this.exit, sleep(10_000)]);
     if (this.process.exitCode === null) this.process.kill('SIGKILL');
+    await this.exit;
   }
 }

@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import v8 from 'node:v8';
 
-// The worker's workflow cache sized from the memory it may use. The SDK sizes it from V8's heap limit, which follows
-// the machine's memory, not the container's: 2,310 workflows on a 24 GiB machine, so nothing is ever evicted and a
-// worker in a 1 GiB container grows past its limit at a few hundred nodes.
+// The worker's workflow cache sized from the memory it may use. The SDK sizes it from V8's heap limit alone, about
+// 0.6 workflows a MiB past 200 MiB: 2,310 workflows on a 24 GiB machine outside a container, where nothing is ever
+// evicted. Here it is sized from the smaller of three quarters of the container's memory limit and the heap limit, at
+// what a workflow was measured to take (bench/README.md).
 
 const MiB = 1024 * 1024;
 /** What the worker uses with an empty cache (Node, the SDK's core, watch caches), measured at about 300 MiB. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { projectRoot } from '../../deploy/dev/paths';
 import { buildWorkflowBundle } from '../../deploy/dev/workflow-bundle';
 import type { CompiledWorker } from './fleet';
-import { containerEnv } from './container-env';
+import { workerContainer, type WorkerContainer } from './container-env';
 
 // The worker the bench measures is the one the image runs (Dockerfile: `npm run build`, i.e. `tsc -p tsconfig.json`,
 // then `npm run bundle`, then `node dist/workers/worker.js` with KEELSON_WORKFLOW_BUNDLE), not the TypeScript source
@@ -63,8 +63,8 @@ export interface KeelsonSetup {
   compiledWorker?: CompiledWorker;
   /** Worker processes on the one task queue. */
   workers: number;
-  /** The worker's settings as in a container of `--worker-memory-mib`; none without it. */
-  workerEnv: Record<string, string>;
+  /** The container of `--worker-memory-mib` each worker process runs in; none without it. */
+  container?: WorkerContainer;
   freshTemporal: boolean;
   describe: string;
 }
@@ -86,7 +86,7 @@ export async function keelsonSetup(
   if (worker !== 'compiled' && worker !== 'tsx') throw new Error(`--worker takes compiled or tsx, got ${worker}`);
   if (temporal !== 'fresh' && temporal !== 'shared')
     throw new Error(`--temporal takes fresh or shared, got ${temporal}`);
-  const workerEnv = containerEnv(arg('worker-memory-mib', 'none'));
+  const container = workerContainer(arg('worker-memory-mib', 'none'));
   const compiledWorker = worker === 'compiled' ? await buildCompiledWorker(log) : undefined;
   const describe =
     (compiledWorker
@@ -94,11 +94,13 @@ export async function keelsonSetup(
       : 'Keelson worker from TypeScript under tsx') +
     (workers > 1 ? `, ${workers} worker processes on one task queue (a kill fault SIGKILLs the first)` : '') +
     (temporal === 'fresh' ? ', a fresh Temporal dev server per run' : ', the shared Temporal dev server') +
-    (workerEnv.NODE_OPTIONS
-      ? `, sized as in a container (${Object.entries(workerEnv)
+    (container
+      ? `, in a memory cgroup of ${container.limitBytes / 2 ** 20} MiB as in a container (${Object.entries(
+          container.env,
+        )
           .map(([k, v]) => `${k}=${v}`)
           .join(' ')})`
       : '') +
     '.';
-  return { compiledWorker, workers, workerEnv, freshTemporal: temporal === 'fresh', describe };
+  return { compiledWorker, workers, container, freshTemporal: temporal === 'fresh', describe };
 }

@@ -20,6 +20,8 @@ import { eventually, sleep } from '../../harness/wait';
 import { freePort, WorkerProcess } from '../../harness/worker-process';
 import { keelsonNames, workerSettings } from '../../harness/worker-settings';
 import { processRssKb } from './machine';
+import type { WorkerContainer } from './container-env';
+import { MemoryCgroup } from './memory-cgroup';
 
 // What the bench and the fault tests share: a Keelson worker process of their own (its own cluster name, task
 // queue and namespace) that can be SIGKILLed and started again, its RSS and its own Kubernetes API request counts
@@ -36,7 +38,8 @@ export interface FleetOptions {
   /** Short name: the cluster name, task queue and namespace derive from it. */
   id: string;
   temporalAddress?: string;
-  workerEnv?: Record<string, string>;
+  /** Each worker process runs in a memory cgroup of this limit with these settings, as in a container. */
+  container?: WorkerContainer;
   /**
    * Run the worker from compiled JavaScript with a prebuilt workflow bundle, as the image does (bench/lib/build.ts).
    * Without it the worker runs from the TypeScript source under tsx and the fleet builds its own bundle (the fault
@@ -76,6 +79,8 @@ export class Fleet {
   temporal?: Client;
   /** The worker processes, one per slot; a slot's process is replaced when it is killed and started again. */
   private readonly workers: WorkerProcess[] = [];
+  /** Per slot, the memory cgroup of `opts.container`: a restarted worker goes back into its slot's. */
+  private readonly cgroups: MemoryCgroup[] = [];
   private workerStarts = 0;
   /** Per slot, the numbers of the starts made in it (a start's number names its request-count file). */
   private readonly startsBySlot: number[][] = [];
@@ -118,6 +123,12 @@ export class Fleet {
     this.temporal = new Client({ connection: await Connection.connect({ address: this.temporalAddress }) });
   }
 
+  private cgroupOf(slot: number): MemoryCgroup | undefined {
+    const container = this.opts.container;
+    if (!container) return undefined;
+    return (this.cgroups[slot] ??= MemoryCgroup.create(`keelson-bench-${this.opts.id}-${slot}`, container.limitBytes));
+  }
+
   /** The real worker entry point as a child process in a slot, with the request counter preloaded. */
   async startWorker(slot = 0): Promise<number> {
     const n = this.workerStarts++;
@@ -134,14 +145,26 @@ export class Fleet {
         KEELSON_JOB_RETENTION_SECONDS: '3600',
         KEELSON_BENCH_REQUESTS_FILE: path.join(this.dir, `requests-${n}.json`),
         KEELSON_BENCH_APISERVER_PORT: String(ports.apiserver),
-        ...this.opts.workerEnv,
+        ...this.opts.container?.env,
       },
       logFile: this.workerLog,
       nodeArgs: ['--require', countRequests],
       compiledScript: this.opts.compiledWorker?.script,
+      cgroupProcsFile: this.cgroupOf(slot)?.procsFile,
     });
     this.workers[slot] = worker;
     this.pidOfStart[n] = worker.process.pid!;
+    // A worker that ends unasked (over its cgroup's limit, or unable to join it) leaves the run to stall: say why.
+    void worker.exit.then(() => {
+      if (worker.endedOnRequest) return;
+      const { exitCode, signalCode } = worker.process;
+      const cgroup = this.cgroups[slot];
+      process.stderr.write(
+        `fleet: worker ${slot} ended on its own (exit code ${exitCode}, signal ${signalCode})` +
+          (cgroup ? `; OOM kills in its memory cgroup: ${cgroup.oomKills()}` : '') +
+          `; its log: ${this.workerLog}\n`,
+      );
+    });
     if (!this.rssTimer) {
       this.rssTimer = setInterval(() => {
         const each = this.workerRssKb();
@@ -346,6 +369,7 @@ export class Fleet {
     }
     await sleep(1000);
     await Promise.all(this.workers.map((w) => w.stop()));
+    for (const cgroup of this.cgroups) cgroup.remove();
     if (this.rssTimer) clearInterval(this.rssTimer);
     await this.keelson?.close().catch(() => undefined);
     await this.temporal?.connection.close().catch(() => undefined);

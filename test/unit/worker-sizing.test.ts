@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { cachedWorkflowsFor, memoryLimitBytes } from '../../workers/sizing';
-import { chartNodeOptions, containerEnv } from '../../bench/lib/container-env';
+import { chartNodeOptions, workerContainer } from '../../bench/lib/container-env';
 
 const MiB = 1024 * 1024;
 
@@ -31,14 +31,17 @@ describe('worker sizing', () => {
     expect(cachedWorkflowsFor(24 * 1024 * MiB, 64 * 1024 * MiB)).toBe(2000);
   });
 
-  test("the bench's container sizing runs the worker with the chart's V8 options and its own heap limit", () => {
-    expect(chartNodeOptions()).toEqual(['--max-semi-space-size=4']);
-    expect(containerEnv('640')).toEqual({
-      NODE_OPTIONS: '--max-old-space-size=480 --max-semi-space-size=4',
-      KEELSON_MAX_CACHED_WORKFLOWS: '120',
+  test("the bench's container: the chart's V8 options, the heap at three quarters of the limit, the cache from it", () => {
+    const chart = (options: string) => `worker:\n  env:\n    NODE_OPTIONS: '${options}'\n`;
+    expect(chartNodeOptions(chart('--max-old-space-size=768'))).toEqual([]);
+    expect(chartNodeOptions(chart('--max_old_space_size=768  --stack-size=2000'))).toEqual(['--stack-size=2000']);
+    expect(() => chartNodeOptions('worker: {}')).toThrow('worker.env.NODE_OPTIONS is not a string');
+    expect(workerContainer('640', ['--stack-size=2000'])).toEqual({
+      limitBytes: 640 * MiB,
+      env: { NODE_OPTIONS: '--stack-size=2000 --max-old-space-size=480', KEELSON_MAX_CACHED_WORKFLOWS: '120' },
     });
-    expect(containerEnv('none')).toEqual({});
-    expect(() => containerEnv('100')).toThrow(
+    expect(workerContainer('none')).toBeUndefined();
+    expect(() => workerContainer('100')).toThrow(
       '--worker-memory-mib takes a whole number of MiB from 256 up, or none, got 100',
     );
   });
