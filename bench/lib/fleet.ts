@@ -439,7 +439,7 @@ export interface JobRecord {
   /** Local clock (ms) when the watch first showed the Job, and when it first showed it done: Complete, or its pod
    * Succeeded (a stage Job runs one pod; Keelson goes on from the pod, the Job controller says Complete later). */
   seenCreated: number;
-  /** Local clock (ms) when the watch first showed a pod of the Job: the Job controller's share of the stage. */
+  /** Local clock (ms) when the watch first showed a pod of the Job. */
   seenPod?: number;
   seenComplete?: number;
   /** Local clock (ms) when the watch showed it deleted (done or not). */
@@ -480,18 +480,14 @@ export async function keepWatching<T>(
 /** Records every Job in a namespace (by UID) with the local times it was first seen and first seen done. */
 export async function recordJobs(kc: KubeConfig, namespace: string) {
   const jobs = new Map<string, JobRecord>();
-  /** Pods seen, and seen Succeeded, before their Job was seen (by the Job's UID). */
-  const podSeen = new Map<string, number>();
-  const podDone = new Map<string, number>();
+  /** What the pod watch saw of a Job before the Job watch showed it (by the Job's UID). */
+  const early = new Map<string, Pick<JobRecord, 'seenPod' | 'seenComplete'>>();
   const stopPods = await keepWatching<V1Pod>(kc, `/api/v1/namespaces/${namespace}/pods`, {}, (_type, pod) => {
     const uid = pod.metadata?.labels?.['batch.kubernetes.io/controller-uid'];
     if (!uid) return;
-    const r = jobs.get(uid);
-    if (!r) podSeen.set(uid, podSeen.get(uid) ?? Date.now());
-    else r.seenPod ??= Date.now();
-    if (pod.status?.phase !== 'Succeeded') return;
-    if (!r) podDone.set(uid, podDone.get(uid) ?? Date.now());
-    else r.seenComplete ??= Date.now();
+    const r = jobs.get(uid) ?? early.get(uid) ?? early.set(uid, {}).get(uid)!;
+    r.seenPod ??= Date.now();
+    if (pod.status?.phase === 'Succeeded') r.seenComplete ??= Date.now();
   });
   const stop = await keepWatching<V1Job>(kc, `/apis/batch/v1/namespaces/${namespace}/jobs`, {}, (type, job) => {
     const uid = job.metadata?.uid;
@@ -515,9 +511,9 @@ export async function recordJobs(kc: KubeConfig, namespace: string) {
           ? new Date(job.metadata.creationTimestamp).toISOString()
           : undefined,
       };
+      Object.assign(r, early.get(uid));
+      early.delete(uid);
       jobs.set(uid, r);
-      if (podSeen.has(uid)) r.seenPod = podSeen.get(uid);
-      if (podDone.has(uid)) r.seenComplete = podDone.get(uid);
     }
     if (r.seenComplete === undefined && complete(job)) {
       r.seenComplete = now;
