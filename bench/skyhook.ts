@@ -13,7 +13,7 @@ import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { stackUp } from '../deploy/dev/stack';
 import { kubeconfigPath } from '../deploy/dev/paths';
-import { apiserverRequests, diffCounts, sleep, total } from './lib/fleet';
+import { apiserverSample, diffCounts, sleep, total } from './lib/fleet';
 import { keelsonSetup } from './lib/build';
 import { VERSIONS, arg, cell, fmt, machine, markdownTable, median, repeatArg } from './lib/machine';
 import { runScenario, type ScenarioResult } from './lib/scenario';
@@ -39,9 +39,10 @@ export interface Point {
 
 /** Requests per second that reach the apiserver with neither tool running: other users, kwok, the stack itself. */
 async function idleRate(seconds: number): Promise<number> {
-  const before = await apiserverRequests();
+  const before = await apiserverSample();
   await sleep(seconds * 1000);
-  return Math.round((total(diffCounts(await apiserverRequests(), before)) / seconds) * 10) / 10;
+  const after = await apiserverSample();
+  return Math.round((total(diffCounts(after.requests, before.requests)) / seconds) * 10) / 10;
 }
 
 /** The figures both tools have, under one name each, for one run. */
@@ -56,6 +57,10 @@ interface Figures {
   overheadP95: number;
   stageToStageP95: number;
   runBeyondSimP50: number;
+  /** Its split (bench/lib/fleet.ts): Job to pod (Keelson only), pod to Running, Running to done less the sim. */
+  jobToPodP50: number;
+  podToRunningP50: number;
+  runningBeyondSimP50: number;
   nodeSpanP50: number;
   apiserverPerNodeStage: number;
   /** The apiserver delta less what the idle rate predicts over the same makespan, per node-stage. */
@@ -65,6 +70,8 @@ interface Figures {
   cpuTool: number;
   cpuTemporal: number;
   cpuApiserver: number;
+  apiserverMeanMs: number;
+  machineBusy: number;
   rssMiB: number;
 }
 
@@ -80,10 +87,15 @@ function common(r: ScenarioResult | SkyhookScenarioResult, idlePerSecond: number
     overheadP95: r.overheadMs.p95,
     stageToStageP95: r.stageToStageMs.p95,
     runBeyondSimP50: r.runBeyondSimMs.p50,
+    jobToPodP50: r.jobToPodMs?.p50 ?? NaN,
+    podToRunningP50: r.podToRunningMs.p50,
+    runningBeyondSimP50: r.runningBeyondSimMs.p50,
     nodeSpanP50: r.nodeSpanSeconds.p50,
     apiserverPerNodeStage: r.apiserverRequests.perNodeStage,
     netOfIdle: (r.apiserverRequests.total - idlePerSecond * r.makespanSeconds) / r.nodeStages,
     cpuApiserver: r.cpuPerNodeStage['kube-apiserver'] ?? NaN,
+    apiserverMeanMs: r.apiserverMeanMs,
+    machineBusy: r.machineBusy,
   };
 }
 
@@ -130,6 +142,7 @@ export function sideBySide(points: Point[], idlePerSecond: number): string {
       'ovh p95 ms',
       'stage-to-stage p95 ms',
       'run - sim p50 ms',
+      'Job to pod / to Running / Running to done p50 ms',
       'node span p50 s',
       'apiserver req/ns',
       'net of idle',
@@ -137,6 +150,8 @@ export function sideBySide(points: Point[], idlePerSecond: number): string {
       'tool CPU s/ns',
       'Temporal CPU s/ns',
       'apiserver CPU s/ns',
+      'api mean ms',
+      'machine busy',
       'rss MiB',
     ],
   ];
@@ -164,6 +179,9 @@ export function sideBySide(points: Point[], idlePerSecond: number): string {
         c((f) => f.overheadP95),
         c((f) => f.stageToStageP95),
         c((f) => f.runBeyondSimP50),
+        [(f: Figures) => f.jobToPodP50, (f: Figures) => f.podToRunningP50, (f: Figures) => f.runningBeyondSimP50]
+          .map((pick) => fmt(median(fs.map(pick).filter(Number.isFinite))))
+          .join(' / '),
         c((f) => f.nodeSpanP50, 1),
         c((f) => f.apiserverPerNodeStage, 1),
         c((f) => f.netOfIdle, 1),
@@ -171,6 +189,8 @@ export function sideBySide(points: Point[], idlePerSecond: number): string {
         c((f) => f.cpuTool, 3),
         c((f) => f.cpuTemporal, 3),
         c((f) => f.cpuApiserver, 3),
+        c((f) => f.apiserverMeanMs),
+        c((f) => f.machineBusy, 2),
         c((f) => f.rssMiB),
       ]);
     }
@@ -191,6 +211,7 @@ export function sideBySide(points: Point[], idlePerSecond: number): string {
       ratio((f) => f.overheadP95),
       ratio((f) => f.stageToStageP95),
       ratio((f) => f.runBeyondSimP50),
+      '',
       ratio((f) => f.nodeSpanP50),
       ratio((f) => f.apiserverPerNodeStage),
       '',
@@ -198,6 +219,8 @@ export function sideBySide(points: Point[], idlePerSecond: number): string {
       ratio((f) => f.cpuTool),
       '',
       ratio((f) => f.cpuApiserver),
+      ratio((f) => f.apiserverMeanMs),
+      ratio((f) => f.machineBusy),
       ratio((f) => f.rssMiB),
     ]);
   }
@@ -207,7 +230,19 @@ export function sideBySide(points: Point[], idlePerSecond: number): string {
 /** Every run on its own: which went first, the makespan and the budget maxima next to it. */
 export function everyRun(points: Point[]): string {
   const rows: string[][] = [
-    ['N', 'B', 'round', 'order', 'tool', 'makespan s', 'max in flight / B', 'max cordoned / B', 'tool CPU s/ns'],
+    [
+      'N',
+      'B',
+      'round',
+      'order',
+      'tool',
+      'makespan s',
+      'max in flight / B',
+      'max cordoned / B',
+      'tool CPU s/ns',
+      'bench CPU s/ns',
+      'machine busy',
+    ],
   ];
   for (const p of points) {
     p.rounds.forEach((r, i) => {
@@ -224,6 +259,8 @@ export function everyRun(points: Point[]): string {
           x ? `${x.budgetUse.maxInFlight} / ${p.budget}` : '-',
           x ? `${x.budgetUse.maxCordoned} / ${p.budget}` : '-',
           fmt(cpu ?? NaN, 3),
+          fmt(x?.cpuPerNodeStage.bench ?? NaN, 3),
+          fmt(x?.machineBusy ?? NaN, 2),
         ]);
       }
     });
@@ -336,6 +373,11 @@ function write(points: Point[], idlePerSecond: number): void {
     "own requests (Keelson: counted inside the worker; Skyhook: the operator's rest_client_requests_total). CPU s/ns:",
     'utime + stime from /proc over the makespan, per node-stage (tool: the Keelson worker or the Skyhook operator;',
     'Temporal: the dev server of the Keelson run; apiserver: the shared kube-apiserver, every client). rss: peak.',
+    'run - sim: a stage seen created to seen done, less its simulated seconds, split into Job to pod (the Job',
+    "controller's part; Keelson only), to Running (the pod simulator's start: one status write) and Running to done",
+    "less the simulated seconds (its finish: a read and a status write). api mean ms: the apiserver's mean time per",
+    "request over the run (watches apart). machine busy: every measured process's CPU seconds over the makespan, as a",
+    "share of the machine's cores (1 = saturated), the bench's own process included (bench CPU, per node-stage).",
     '',
     'Every run:',
     '',

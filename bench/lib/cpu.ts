@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import { runningPid } from '../../deploy/dev/processes';
 
 // CPU seconds spent by the processes that matter during a measured run, read from /proc/<pid>/stat (utime + stime):
@@ -73,12 +74,15 @@ export type PidSource = () => number | number[] | undefined;
 /**
  * Counts each role's CPU seconds from `start()` to `stop()`. `sample()` (called every few seconds by the bench's
  * sampler) keeps the last reading of every pid, so a process that dies mid-run (a SIGKILLed worker) keeps what it
- * had spent; a pid first seen after the start began during the run and counts from zero.
+ * had spent; a pid first seen after the start began during the run and counts from zero. The bench's own process
+ * is counted too, as role `bench` (its watches and recorders run on the same cores as the tools), by its own usage:
+ * its process tree would hold the workers and servers it started.
  */
 export class CpuMeter {
   /** role -> pid -> [ticks at first sight (0 if born during the run), ticks at the last sample]. */
   private readings = new Map<string, Map<number, [number, number]>>();
   private started = false;
+  private benchAtStart = process.cpuUsage();
 
   constructor(private readonly roles: Record<string, PidSource>) {}
 
@@ -86,6 +90,7 @@ export class CpuMeter {
     this.started = false;
     this.readings.clear();
     this.sample();
+    this.benchAtStart = process.cpuUsage();
     this.started = true;
   }
 
@@ -118,6 +123,8 @@ export class CpuMeter {
       for (const [first, last] of byPid.values()) ticks += last - first;
       out[role] = Math.round((ticks / clockTicks()) * 100) / 100;
     }
+    const bench = process.cpuUsage(this.benchAtStart);
+    out.bench = Math.round((bench.user + bench.system) / 1e4) / 100;
     return out;
   }
 }
@@ -127,6 +134,15 @@ export function perNodeStage(seconds: Record<string, number>, nodeStages: number
   return Object.fromEntries(
     Object.entries(seconds).map(([role, s]) => [role, Math.round((s / Math.max(1, nodeStages)) * 1000) / 1000]),
   );
+}
+
+/**
+ * The CPU seconds of every measured process over a run, as a share of what the machine's cores had to give in that
+ * time: near 1, the run was bound by the machine, and its makespan follows the total CPU more than any one hop.
+ */
+export function machineBusy(seconds: Record<string, number>, wallSeconds: number): number {
+  const spent = Object.values(seconds).reduce((a, b) => a + b, 0);
+  return Math.round((spent / (wallSeconds * os.cpus().length)) * 100) / 100;
 }
 
 /** The shared local stack's processes (deploy/dev, by their pid files), which serve both tools' runs alike. */

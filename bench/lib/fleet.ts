@@ -380,8 +380,17 @@ export class Fleet {
   }
 }
 
-/** The apiserver's own request counters (apiserver_request_total), summed by verb and resource. */
-export async function apiserverRequests(): Promise<Record<string, number>> {
+/**
+ * The apiserver's own counters: requests (apiserver_request_total) by verb and resource, and the sum and count of its
+ * request-duration histogram by verb, from which a run's mean latency follows (apiserverMeanMs).
+ */
+export interface ApiserverSample {
+  requests: Record<string, number>;
+  durationSeconds: Record<string, number>;
+  durationCount: Record<string, number>;
+}
+
+export async function apiserverSample(): Promise<ApiserverSample> {
   const pki = ensurePki(path.join(stateDir, 'pki'));
   const text = await new Promise<string>((resolve, reject) => {
     const req = https.get(
@@ -402,15 +411,35 @@ export async function apiserverRequests(): Promise<Record<string, number>> {
     req.on('error', reject);
     req.on('timeout', () => req.destroy(new Error('apiserver /metrics timed out')));
   });
-  const out: Record<string, number> = {};
+  const sample: ApiserverSample = { requests: {}, durationSeconds: {}, durationCount: {} };
+  const series: [string, Record<string, number>][] = [
+    ['apiserver_request_total{', sample.requests],
+    ['apiserver_request_duration_seconds_sum{', sample.durationSeconds],
+    ['apiserver_request_duration_seconds_count{', sample.durationCount],
+  ];
   for (const line of text.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
+    const into = series.find(([prefix]) => line.startsWith(prefix))?.[1];
+    if (!into) continue;
     const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
     const value = Number(line.slice(line.lastIndexOf(' ') + 1));
-    const key = `${labels.verb} ${labels.resource || '-'}${labels.subresource ? `/${labels.subresource}` : ''}`;
-    out[key] = (out[key] ?? 0) + value;
+    const key =
+      into === sample.requests
+        ? `${labels.verb} ${labels.resource || '-'}${labels.subresource ? `/${labels.subresource}` : ''}`
+        : `${labels.verb}`;
+    into[key] = (into[key] ?? 0) + value;
   }
-  return out;
+  return sample;
+}
+
+/** Verbs whose duration is how long the request was open, not how long it took to serve. */
+const LONG_RUNNING_VERBS = new Set(['WATCH', 'WATCHLIST', 'CONNECT']);
+
+/** The mean time the apiserver took per request between two samples (ms; watches apart): how loaded it was. */
+export function apiserverMeanMs(after: ApiserverSample, before: ApiserverSample): number {
+  const verbs = Object.keys(after.durationCount).filter((v) => !LONG_RUNNING_VERBS.has(v));
+  const seconds = verbs.reduce((s, v) => s + after.durationSeconds[v]! - (before.durationSeconds[v] ?? 0), 0);
+  const count = verbs.reduce((s, v) => s + after.durationCount[v]! - (before.durationCount[v] ?? 0), 0);
+  return count > 0 ? Math.round((seconds / count) * 1000) : NaN;
 }
 
 export function diffCounts(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
@@ -441,6 +470,8 @@ export interface JobRecord {
   seenCreated: number;
   /** Local clock (ms) when the watch first showed a pod of the Job. */
   seenPod?: number;
+  /** Local clock (ms) when the watch first showed that pod Running: the pod simulator's first status write landed. */
+  seenRunning?: number;
   seenComplete?: number;
   /** Local clock (ms) when the watch showed it deleted (done or not). */
   seenGone?: number;
@@ -481,12 +512,13 @@ export async function keepWatching<T>(
 export async function recordJobs(kc: KubeConfig, namespace: string) {
   const jobs = new Map<string, JobRecord>();
   /** What the pod watch saw of a Job before the Job watch showed it (by the Job's UID). */
-  const early = new Map<string, Pick<JobRecord, 'seenPod' | 'seenComplete'>>();
+  const early = new Map<string, Pick<JobRecord, 'seenPod' | 'seenRunning' | 'seenComplete'>>();
   const stopPods = await keepWatching<V1Pod>(kc, `/api/v1/namespaces/${namespace}/pods`, {}, (_type, pod) => {
     const uid = pod.metadata?.labels?.['batch.kubernetes.io/controller-uid'];
     if (!uid) return;
     const r = jobs.get(uid) ?? early.get(uid) ?? early.set(uid, {}).get(uid)!;
     r.seenPod ??= Date.now();
+    if (pod.status?.phase === 'Running') r.seenRunning ??= Date.now();
     if (pod.status?.phase === 'Succeeded') r.seenComplete ??= Date.now();
   });
   const stop = await keepWatching<V1Job>(kc, `/apis/batch/v1/namespaces/${namespace}/jobs`, {}, (type, job) => {
@@ -618,29 +650,36 @@ export function quantile(sorted: number[], q: number): number {
  * Orchestration overhead per node-stage: from a Job seen Complete to the next Job on the same node seen created.
  * Gaps after an interrupt (reboot) Job include the simulated reboot and are reported apart.
  */
-/**
- * How much longer than its simulated time each stage ran, seen created to seen complete (ms; interrupts apart): the
- * time the Job controller, kwok and the pod simulator add, which is neither tool's own.
- */
-export function runBeyondSim(jobs: Iterable<JobRecord>): { p50: number; p95: number } {
-  const extra = [...jobs]
-    .filter((j) => j.stage !== 'interrupt' && j.seenComplete !== undefined)
-    .map((j) => j.seenComplete! - j.seenCreated - j.simSeconds * 1000)
-    .sort((a, b) => a - b);
-  return { p50: quantile(extra, 0.5), p95: quantile(extra, 0.95) };
-}
-
-/**
- * A stage Job seen created to its first pod seen (ms; interrupts apart): the Job controller's part of `runBeyondSim`,
- * which the operator, creating its pods itself, does not have.
- */
-export function jobToPod(jobs: Iterable<JobRecord>): { p50: number; p95: number } {
+/** The p50 and p95 (ms) of a gap between two of each stage's recorded times; interrupts apart (they reboot). */
+function stageGaps(jobs: Iterable<JobRecord>, gap: (j: JobRecord) => number) {
   const gaps = [...jobs]
-    .filter((j) => j.stage !== 'interrupt' && j.seenPod !== undefined)
-    .map((j) => j.seenPod! - j.seenCreated)
+    .filter((j) => j.stage !== 'interrupt')
+    .map(gap)
+    .filter((g) => Number.isFinite(g))
     .sort((a, b) => a - b);
   return { p50: quantile(gaps, 0.5), p95: quantile(gaps, 0.95) };
 }
+
+/** An undefined time as NaN, so a gap that needs it drops out. */
+const at = (t: number | undefined) => t ?? NaN;
+
+/**
+ * How much longer than its simulated time each stage ran, seen created to seen complete (ms): the time the Job
+ * controller, kwok and the pod simulator add, which is neither tool's own. The three below split it.
+ */
+export const runBeyondSim = (jobs: Iterable<JobRecord>) =>
+  stageGaps(jobs, (j) => at(j.seenComplete) - j.seenCreated - j.simSeconds * 1000);
+
+/** A stage Job seen created to its first pod seen: the Job controller's part (the operator creates its pods itself). */
+export const jobToPod = (jobs: Iterable<JobRecord>) => stageGaps(jobs, (j) => at(j.seenPod) - j.seenCreated);
+
+/** The stage's pod seen to seen Running: the pod simulator's start, one status write through the apiserver. */
+export const podToRunning = (jobs: Iterable<JobRecord>) =>
+  stageGaps(jobs, (j) => at(j.seenRunning) - (j.seenPod ?? j.seenCreated));
+
+/** Seen Running to seen done, less the simulated seconds: the simulator's finish (a read and a status write). */
+export const runningBeyondSim = (jobs: Iterable<JobRecord>) =>
+  stageGaps(jobs, (j) => at(j.seenComplete) - at(j.seenRunning) - j.simSeconds * 1000);
 
 /** Per node, its first stage Job seen created to its last seen done (s, ascending): the time one batch member takes. */
 export function nodeSpans(jobs: Iterable<JobRecord>): number[] {

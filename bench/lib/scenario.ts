@@ -1,11 +1,12 @@
 import { runningPid } from '../../deploy/dev/processes';
 import { skyhook } from '../../harness/manifests';
 import { nodeMetadataKeys } from '../../model';
-import { CpuMeter, perNodeStage, stackRoles } from './cpu';
+import { CpuMeter, machineBusy, perNodeStage, stackRoles } from './cpu';
 import {
   BENCH_LABEL,
   Fleet,
-  apiserverRequests,
+  apiserverMeanMs,
+  apiserverSample,
   diffCounts,
   duplicateJobs,
   inFlightNodes,
@@ -16,6 +17,8 @@ import {
   nodeSpans,
   runBeyondSim,
   jobToPod,
+  podToRunning,
+  runningBeyondSim,
   sleep,
   total,
   type FleetOptions,
@@ -62,6 +65,13 @@ export interface RolloutFigures {
   runBeyondSimMs: { p50: number; p95: number };
   /** The Job controller's part of it: a stage Job seen created to its pod seen (Keelson; the operator has no Job). */
   jobToPodMs?: { p50: number; p95: number };
+  /** The pod simulator's parts: the pod seen to seen Running, and Running to done less the simulated seconds. */
+  podToRunningMs: { p50: number; p95: number };
+  runningBeyondSimMs: { p50: number; p95: number };
+  /** The apiserver's mean time per request over the run (ms, watches apart), from its own histogram. */
+  apiserverMeanMs: number;
+  /** Every measured process's CPU over the makespan, as a share of the machine's cores (cpu.ts, machineBusy). */
+  machineBusy: number;
   /** One node's first stage created to its last done, s (the ideal is the sum of its stages plus the reboot). */
   nodeSpanSeconds: { p50: number; max: number };
   apiserverRequests: { total: number; perNodeStage: number; byVerbResource: Record<string, number> };
@@ -165,7 +175,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
     const manifest = benchManifest(id, { [BENCH_LABEL]: fleet.cluster }, o.budget, o.simSeconds, rebootSeconds);
     // Let the worker start and poll before the clock starts.
     await sleep(3000);
-    const before = await apiserverRequests();
+    const before = await apiserverSample();
     cpu.start();
     const t0 = Date.now();
     await fleet.startRollout(manifest);
@@ -219,7 +229,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
       .finally(() => clearInterval(progress));
     const cpuSeconds = cpu.stop();
     const budgetUse = sampler.stop();
-    const after = await apiserverRequests();
+    const after = await apiserverSample();
     killing = false;
     await killer;
     await fault;
@@ -234,7 +244,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
     const idealSeconds = Math.ceil(o.nodes / o.budget) * (stageSeconds + rebootSeconds);
     const makespanSeconds = (t1 - t0) / 1000;
     const ov = overheads(jobs, rebootSeconds, INTERRUPTING);
-    const api = diffCounts(after, before);
+    const api = diffCounts(after.requests, before.requests);
     const workerReq = fleet.workerRequests();
 
     const hist = await fleet.histories();
@@ -280,6 +290,10 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
       },
       runBeyondSimMs: runBeyondSim(jobs),
       jobToPodMs: jobToPod(jobs),
+      podToRunningMs: podToRunning(jobs),
+      runningBeyondSimMs: runningBeyondSim(jobs),
+      apiserverMeanMs: apiserverMeanMs(after, before),
+      machineBusy: machineBusy(cpuSeconds, makespanSeconds),
       nodeSpanSeconds: { p50: quantile(nodeSpans(jobs), 0.5), max: Math.max(...nodeSpans(jobs)) },
       apiserverRequests: { total: total(api), perNodeStage: r2(total(api) / nodeStages), byVerbResource: api },
       workerRequests: {

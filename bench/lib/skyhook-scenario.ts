@@ -1,11 +1,12 @@
 import path from 'node:path';
 import { CustomObjectsApi, Watch, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { API_GROUPS, API_VERSION, DEFAULT_KEY_PREFIX, RESOURCE_PLURALS } from '../../model/wire';
-import { CpuMeter, perNodeStage, stackRoles } from './cpu';
+import { CpuMeter, machineBusy, perNodeStage, stackRoles } from './cpu';
 import {
   BENCH_LABEL,
   Fleet,
-  apiserverRequests,
+  apiserverMeanMs,
+  apiserverSample,
   diffCounts,
   duplicateJobs,
   inFlightNodes,
@@ -13,7 +14,9 @@ import {
   overheads,
   quantile,
   nodeSpans,
+  podToRunning,
   runBeyondSim,
+  runningBeyondSim,
   recordNodeStates,
   sleep,
   total,
@@ -86,6 +89,7 @@ async function recordPods(kc: KubeConfig, namespace: string) {
       };
       pods.set(uid, r);
     }
+    if (pod.status?.phase === 'Running') r.seenRunning ??= Date.now();
     if (r.seenComplete === undefined && initsSucceeded(pod)) r.seenComplete = Date.now();
     // A pod deleted unfinished is no longer work in flight (the budget sampler's reading).
     if (type === 'DELETED') r.seenGone ??= Date.now();
@@ -175,7 +179,7 @@ export async function runSkyhookScenario(label: string, o: SkyhookScenarioOption
       // As for the Keelson worker: let it settle (informers synced) before the clock starts.
       await sleep(3000);
       const manifest = benchManifest(id, { [BENCH_LABEL]: fleet.cluster }, o.budget, o.simSeconds, rebootSeconds);
-      const before = await apiserverRequests();
+      const before = await apiserverSample();
       cpu.start();
       const t0 = Date.now();
       await custom.createClusterCustomObject({ ...SKYHOOK, body: manifest });
@@ -198,7 +202,7 @@ export async function runSkyhookScenario(label: string, o: SkyhookScenarioOption
         .finally(() => clearInterval(progress));
       const cpuSeconds = cpu.stop();
       const budgetUse = sampler.stop();
-      const after = await apiserverRequests();
+      const after = await apiserverSample();
       const crAt = await Promise.race([crStatus.seen, sleep(120_000).then(() => NaN)]);
       if (Number.isNaN(crAt)) throw new Error(`skyhook ${id}: nodes complete, its status not after 120s`);
       // Late watch events and the operator's last requests of the pass that saw completion.
@@ -212,7 +216,7 @@ export async function runSkyhookScenario(label: string, o: SkyhookScenarioOption
       const makespanSeconds = (t1 - t0) / 1000;
       const gaps = overheads(pods, rebootSeconds, INTERRUPTING);
       const ov = gaps.plain;
-      const api = diffCounts(after, before);
+      const api = diffCounts(after.requests, before.requests);
       const r2 = (x: number) => Math.round(x * 100) / 100;
       const nodes = await fleet.core.listNode({ labelSelector: selector });
       return {
@@ -238,6 +242,10 @@ export async function runSkyhookScenario(label: string, o: SkyhookScenarioOption
           p99: quantile(gaps.stageToStage, 0.99),
         },
         runBeyondSimMs: runBeyondSim(pods),
+        podToRunningMs: podToRunning(pods),
+        runningBeyondSimMs: runningBeyondSim(pods),
+        apiserverMeanMs: apiserverMeanMs(after, before),
+        machineBusy: machineBusy(cpuSeconds, makespanSeconds),
         nodeSpanSeconds: { p50: quantile(nodeSpans(pods), 0.5), max: Math.max(...nodeSpans(pods)) },
         apiserverRequests: { total: total(api), perNodeStage: r2(total(api) / nodeStages), byVerbResource: api },
         operatorRequests: { total: total(own), perNodeStage: r2(total(own) / nodeStages), byMethod: own },
