@@ -11,7 +11,7 @@ const { isMainThread } = require('node:worker_threads');
 
 // tsx's module hooks run preloads again in their loader thread, whose empty counts would overwrite the main thread's.
 const file = isMainThread ? process.env.KEELSON_BENCH_REQUESTS_FILE : undefined;
-const port = process.env.KEELSON_BENCH_APISERVER_PORT || '36443';
+const port = process.env.KEELSON_BENCH_APISERVER_PORT || '16443';
 const counts = {};
 
 function resourceOf(path) {

@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import { runningPid } from '../../deploy/dev/processes';
 
 // CPU seconds spent by the processes that matter during a measured run, read from /proc/<pid>/stat (utime + stime):
@@ -83,6 +82,9 @@ export class CpuMeter {
   private readings = new Map<string, Map<number, [number, number]>>();
   private started = false;
   private benchAtStart = process.cpuUsage();
+  private machineAtStart = machineTimes();
+  /** The machine's busy share from start() to stop() (busyShare), everything on it included. */
+  machineBusy = NaN;
 
   constructor(private readonly roles: Record<string, PidSource>) {}
 
@@ -91,6 +93,7 @@ export class CpuMeter {
     this.readings.clear();
     this.sample();
     this.benchAtStart = process.cpuUsage();
+    this.machineAtStart = machineTimes();
     this.started = true;
   }
 
@@ -123,6 +126,7 @@ export class CpuMeter {
       for (const [first, last] of byPid.values()) ticks += last - first;
       out[role] = Math.round((ticks / clockTicks()) * 100) / 100;
     }
+    this.machineBusy = busyShare(this.machineAtStart, machineTimes());
     const bench = process.cpuUsage(this.benchAtStart);
     out.bench = Math.round((bench.user + bench.system) / 1e4) / 100;
     return out;
@@ -136,13 +140,26 @@ export function perNodeStage(seconds: Record<string, number>, nodeStages: number
   );
 }
 
+/** The machine's CPU time so far, over all its cores (the first line of /proc/stat, in clock ticks). */
+export function machineTimes(procStat = fs.readFileSync('/proc/stat', 'utf8')): { busy: number; total: number } {
+  // user nice system idle iowait irq softirq steal; the guest columns after them are inside user and nice already.
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = procStat
+    .split('\n')[0]!
+    .trim()
+    .split(/\s+/)
+    .slice(1, 9)
+    .map(Number);
+  const total = user! + nice! + system! + idle! + iowait! + irq! + softirq! + (steal ?? 0);
+  return { busy: total - idle! - iowait!, total };
+}
+
 /**
- * The CPU seconds of every measured process over a run, as a share of what the machine's cores had to give in that
- * time: near 1, the run was bound by the machine, and its makespan follows the total CPU more than any one hop.
+ * The share of the machine's CPU time that went to work between two readings, everything on it included: near 1,
+ * the run was bound by the machine, and its makespan follows the total CPU of all of it more than any one hop.
  */
-export function machineBusy(seconds: Record<string, number>, wallSeconds: number): number {
-  const spent = Object.values(seconds).reduce((a, b) => a + b, 0);
-  return Math.round((spent / (wallSeconds * os.cpus().length)) * 100) / 100;
+export function busyShare(before: { busy: number; total: number }, after: { busy: number; total: number }): number {
+  const total = after.total - before.total;
+  return total > 0 ? Math.round(((after.busy - before.busy) / total) * 100) / 100 : NaN;
 }
 
 /** The shared local stack's processes (deploy/dev, by their pid files), which serve both tools' runs alike. */

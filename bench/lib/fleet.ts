@@ -381,13 +381,14 @@ export class Fleet {
 }
 
 /**
- * The apiserver's own counters: requests (apiserver_request_total) by verb and resource, and the sum and count of its
- * request-duration histogram by verb, from which a run's mean latency follows (apiserverMeanMs).
+ * The apiserver's own counters: requests (apiserver_request_total) and the sum and count of its request-duration
+ * histogram, each by verb and resource, and when its process started (a restart between two samples resets them).
  */
 export interface ApiserverSample {
   requests: Record<string, number>;
   durationSeconds: Record<string, number>;
   durationCount: Record<string, number>;
+  startTime: number;
 }
 
 export async function apiserverSample(): Promise<ApiserverSample> {
@@ -411,21 +412,23 @@ export async function apiserverSample(): Promise<ApiserverSample> {
     req.on('error', reject);
     req.on('timeout', () => req.destroy(new Error('apiserver /metrics timed out')));
   });
-  const sample: ApiserverSample = { requests: {}, durationSeconds: {}, durationCount: {} };
+  return parseApiserverMetrics(text);
+}
+
+export function parseApiserverMetrics(text: string): ApiserverSample {
+  const sample: ApiserverSample = { requests: {}, durationSeconds: {}, durationCount: {}, startTime: NaN };
   const series: [string, Record<string, number>][] = [
     ['apiserver_request_total{', sample.requests],
     ['apiserver_request_duration_seconds_sum{', sample.durationSeconds],
     ['apiserver_request_duration_seconds_count{', sample.durationCount],
   ];
   for (const line of text.split('\n')) {
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (line.startsWith('process_start_time_seconds ')) sample.startTime = value;
     const into = series.find(([prefix]) => line.startsWith(prefix))?.[1];
     if (!into) continue;
     const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
-    const key =
-      into === sample.requests
-        ? `${labels.verb} ${labels.resource || '-'}${labels.subresource ? `/${labels.subresource}` : ''}`
-        : `${labels.verb}`;
+    const key = `${labels.verb} ${labels.resource || '-'}${labels.subresource ? `/${labels.subresource}` : ''}`;
     into[key] = (into[key] ?? 0) + value;
   }
   return sample;
@@ -434,11 +437,34 @@ export async function apiserverSample(): Promise<ApiserverSample> {
 /** Verbs whose duration is how long the request was open, not how long it took to serve. */
 const LONG_RUNNING_VERBS = new Set(['WATCH', 'WATCHLIST', 'CONNECT']);
 
-/** The mean time the apiserver took per request between two samples (ms; watches apart): how loaded it was. */
+/**
+ * Per kind of request (verb and resource; watches apart), how many the apiserver served between two samples, their
+ * mean time (ms) and their total (s), the largest total first. None across a restart of the apiserver: its counters
+ * started again from zero.
+ */
+export function apiserverLatency(after: ApiserverSample, before: ApiserverSample) {
+  if (after.startTime !== before.startTime) return [];
+  return Object.keys(after.durationCount)
+    .filter((key) => !LONG_RUNNING_VERBS.has(key.split(' ')[0]!))
+    .map((request) => {
+      const count = after.durationCount[request]! - (before.durationCount[request] ?? 0);
+      const seconds = after.durationSeconds[request]! - (before.durationSeconds[request] ?? 0);
+      const meanMs = count > 0 ? Math.round((seconds / count) * 1000) : NaN;
+      return { request, count, meanMs, seconds: Math.round(seconds * 100) / 100 };
+    })
+    .filter((r) => r.count > 0)
+    .sort((a, b) => b.seconds - a.seconds);
+}
+
+/**
+ * The mean time the apiserver took per request between two samples (ms; watches apart). With every client issuing
+ * requests at once it is the time each waited: by Little's law, requests in flight = rate × this mean. NaN across a
+ * restart of the apiserver.
+ */
 export function apiserverMeanMs(after: ApiserverSample, before: ApiserverSample): number {
-  const verbs = Object.keys(after.durationCount).filter((v) => !LONG_RUNNING_VERBS.has(v));
-  const seconds = verbs.reduce((s, v) => s + after.durationSeconds[v]! - (before.durationSeconds[v] ?? 0), 0);
-  const count = verbs.reduce((s, v) => s + after.durationCount[v]! - (before.durationCount[v] ?? 0), 0);
+  const kinds = apiserverLatency(after, before);
+  const count = kinds.reduce((n, k) => n + k.count, 0);
+  const seconds = kinds.reduce((n, k) => n + k.seconds, 0);
   return count > 0 ? Math.round((seconds / count) * 1000) : NaN;
 }
 

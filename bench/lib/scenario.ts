@@ -1,10 +1,11 @@
 import { runningPid } from '../../deploy/dev/processes';
 import { skyhook } from '../../harness/manifests';
 import { nodeMetadataKeys } from '../../model';
-import { CpuMeter, machineBusy, perNodeStage, stackRoles } from './cpu';
+import { CpuMeter, perNodeStage, stackRoles } from './cpu';
 import {
   BENCH_LABEL,
   Fleet,
+  apiserverLatency,
   apiserverMeanMs,
   apiserverSample,
   diffCounts,
@@ -70,7 +71,9 @@ export interface RolloutFigures {
   runningBeyondSimMs: { p50: number; p95: number };
   /** The apiserver's mean time per request over the run (ms, watches apart), from its own histogram. */
   apiserverMeanMs: number;
-  /** Every measured process's CPU over the makespan, as a share of the machine's cores (cpu.ts, machineBusy). */
+  /** The kinds of request (verb and resource) that took the apiserver longest in all, the largest first. */
+  apiserverLatency: { request: string; count: number; meanMs: number; seconds: number }[];
+  /** The machine's CPU busy share over the makespan, everything on it included (/proc/stat; cpu.ts, busyShare). */
   machineBusy: number;
   /** One node's first stage created to its last done, s (the ideal is the sum of its stages plus the reboot). */
   nodeSpanSeconds: { p50: number; max: number };
@@ -293,7 +296,8 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
       podToRunningMs: podToRunning(jobs),
       runningBeyondSimMs: runningBeyondSim(jobs),
       apiserverMeanMs: apiserverMeanMs(after, before),
-      machineBusy: machineBusy(cpuSeconds, makespanSeconds),
+      apiserverLatency: apiserverLatency(after, before).slice(0, 12),
+      machineBusy: cpu.machineBusy,
       nodeSpanSeconds: { p50: quantile(nodeSpans(jobs), 0.5), max: Math.max(...nodeSpans(jobs)) },
       apiserverRequests: { total: total(api), perNodeStage: r2(total(api) / nodeStages), byVerbResource: api },
       workerRequests: {

@@ -1,10 +1,11 @@
 import path from 'node:path';
 import { CustomObjectsApi, Watch, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { API_GROUPS, API_VERSION, DEFAULT_KEY_PREFIX, RESOURCE_PLURALS } from '../../model/wire';
-import { CpuMeter, machineBusy, perNodeStage, stackRoles } from './cpu';
+import { CpuMeter, perNodeStage, stackRoles } from './cpu';
 import {
   BENCH_LABEL,
   Fleet,
+  apiserverLatency,
   apiserverMeanMs,
   apiserverSample,
   diffCounts,
@@ -245,7 +246,8 @@ export async function runSkyhookScenario(label: string, o: SkyhookScenarioOption
         podToRunningMs: podToRunning(pods),
         runningBeyondSimMs: runningBeyondSim(pods),
         apiserverMeanMs: apiserverMeanMs(after, before),
-        machineBusy: machineBusy(cpuSeconds, makespanSeconds),
+        apiserverLatency: apiserverLatency(after, before).slice(0, 12),
+        machineBusy: cpu.machineBusy,
         nodeSpanSeconds: { p50: quantile(nodeSpans(pods), 0.5), max: Math.max(...nodeSpans(pods)) },
         apiserverRequests: { total: total(api), perNodeStage: r2(total(api) / nodeStages), byVerbResource: api },
         operatorRequests: { total: total(own), perNodeStage: r2(total(own) / nodeStages), byMethod: own },

@@ -6,13 +6,15 @@ import { ensurePki, kubeconfigYaml, type Pki } from './pki';
 import { kubeconfigPath, projectRoot, stateDir, toolPaths } from './paths';
 import { logFile, portOpen, runningPid, startDetached, stopDetached, waitFor } from './processes';
 
-// Fixed loopback ports, overridable, so that `keelson dev env` can always say where things are.
+// Fixed loopback ports, overridable, so that `keelson dev env` can always say where things are. Below Linux's
+// ephemeral range (32768 and up), where the kernel hands out ports to anything that asks for a free one: the Temporal
+// dev server's HTTP, metrics and internal ports once took the apiserver's old 36443 before it started.
 export const ports = {
-  etcdClient: Number(process.env.KEELSON_ETCD_PORT ?? 32379),
-  etcdPeer: Number(process.env.KEELSON_ETCD_PEER_PORT ?? 32380),
-  apiserver: Number(process.env.KEELSON_APISERVER_PORT ?? 36443),
-  controllerManager: Number(process.env.KEELSON_KCM_PORT ?? 36257),
-  kwok: Number(process.env.KEELSON_KWOK_PORT ?? 36247),
+  etcdClient: Number(process.env.KEELSON_ETCD_PORT ?? 12379),
+  etcdPeer: Number(process.env.KEELSON_ETCD_PEER_PORT ?? 12380),
+  apiserver: Number(process.env.KEELSON_APISERVER_PORT ?? 16443),
+  controllerManager: Number(process.env.KEELSON_KCM_PORT ?? 16257),
+  kwok: Number(process.env.KEELSON_KWOK_PORT ?? 16247),
 };
 export const apiserverUrl = `https://127.0.0.1:${ports.apiserver}`;
 

@@ -33,10 +33,8 @@ export function installTools(log: (line: string) => void): Promise<void> {
 /** Brings the local stack up; each part is started only if it is not running, so `up` twice is harmless. */
 export async function stackUp(options: StackOptions): Promise<void> {
   await installTools(options.log);
-  // The cluster's fixed ports lie in Linux's ephemeral range, where the Temporal dev server picks its HTTP, metrics
-  // and internal ports at random: started first, it once took the apiserver's. Started after, it cannot.
-  await startCluster(options.log);
   await startTemporal(options.log);
+  await startCluster(options.log);
   const nodes = await ensureNodes(kubeconfigPath, options.nodes);
   options.log(`cluster: ${nodes.length} fake nodes Ready (${nodes[0]} .. ${nodes[nodes.length - 1]})`);
   await startServices(options.log);

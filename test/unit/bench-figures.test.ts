@@ -1,12 +1,12 @@
-import os from 'node:os';
-import { machineBusy } from '../../bench/lib/cpu';
+import { busyShare, machineTimes } from '../../bench/lib/cpu';
 import {
+  apiserverLatency,
   apiserverMeanMs,
   jobToPod,
+  parseApiserverMetrics,
   podToRunning,
   runBeyondSim,
   runningBeyondSim,
-  type ApiserverSample,
   type JobRecord,
 } from '../../bench/lib/fleet';
 
@@ -51,24 +51,68 @@ describe('bench figures', () => {
     expect(runningBeyondSim([pod]).p50).toBe(300);
   });
 
-  it("takes the apiserver's mean time per request from its histogram, watches apart", () => {
-    const before: ApiserverSample = {
-      requests: {},
-      durationSeconds: { GET: 1, PATCH: 2, WATCH: 100 },
-      durationCount: { GET: 10, PATCH: 10, WATCH: 1 },
-    };
-    const after: ApiserverSample = {
-      requests: {},
-      durationSeconds: { GET: 5, PATCH: 14, WATCH: 5000, POST: 1 },
-      durationCount: { GET: 30, PATCH: 30, WATCH: 3, POST: 10 },
-    };
+  const metrics = (start: number, lines: string[]) =>
+    [
+      '# HELP apiserver_request_total Counter of apiserver requests',
+      `process_start_time_seconds ${start}`,
+      ...lines,
+      'apiserver_request_duration_seconds_bucket{verb="GET",resource="pods",le="0.1"} 7',
+    ].join('\n');
+  const before = parseApiserverMetrics(
+    metrics(1000, [
+      'apiserver_request_total{code="200",component="apiserver",resource="pods",verb="GET",version="v1"} 10',
+      'apiserver_request_duration_seconds_sum{component="apiserver",resource="pods",verb="GET",version="v1"} 1',
+      'apiserver_request_duration_seconds_count{component="apiserver",resource="pods",verb="GET",version="v1"} 10',
+      'apiserver_request_duration_seconds_sum{resource="pods",subresource="status",verb="PATCH"} 2',
+      'apiserver_request_duration_seconds_count{resource="pods",subresource="status",verb="PATCH"} 10',
+      'apiserver_request_duration_seconds_sum{resource="pods",verb="WATCH"} 100',
+      'apiserver_request_duration_seconds_count{resource="pods",verb="WATCH"} 1',
+    ]),
+  );
+  const after = parseApiserverMetrics(
+    metrics(1000, [
+      'apiserver_request_total{code="200",component="apiserver",resource="pods",verb="GET",version="v1"} 25',
+      'apiserver_request_total{code="404",component="apiserver",resource="pods",verb="GET",version="v1"} 5',
+      'apiserver_request_duration_seconds_sum{component="apiserver",resource="pods",verb="GET",version="v1"} 5',
+      'apiserver_request_duration_seconds_count{component="apiserver",resource="pods",verb="GET",version="v1"} 30',
+      'apiserver_request_duration_seconds_sum{resource="pods",subresource="status",verb="PATCH"} 14',
+      'apiserver_request_duration_seconds_count{resource="pods",subresource="status",verb="PATCH"} 30',
+      'apiserver_request_duration_seconds_sum{resource="pods",verb="WATCH"} 5000',
+      'apiserver_request_duration_seconds_count{resource="pods",verb="WATCH"} 3',
+      'apiserver_request_duration_seconds_sum{resource="jobs",verb="POST"} 1',
+      'apiserver_request_duration_seconds_count{resource="jobs",verb="POST"} 10',
+    ]),
+  );
+
+  it('reads the counters by verb and resource, summing series that differ in other labels', () => {
+    expect(after.requests).toEqual({ 'GET pods': 30 });
+    expect(after.durationCount['PATCH pods/status']).toBe(30);
+    expect(after.startTime).toBe(1000);
+  });
+
+  it("takes the apiserver's mean time per request from its histogram, watches apart, the longest kinds first", () => {
     // (4 + 12 + 1) s over (20 + 20 + 10) requests.
     expect(apiserverMeanMs(after, before)).toBe(340);
+    expect(apiserverLatency(after, before).map((k) => [k.request, k.count, k.meanMs])).toEqual([
+      ['PATCH pods/status', 20, 600],
+      ['GET pods', 20, 200],
+      ['POST jobs', 10, 100],
+    ]);
     expect(apiserverMeanMs(before, before)).toBeNaN();
   });
 
-  it("gives the measured processes' CPU as a share of the machine's cores", () => {
-    const cores = os.cpus().length;
-    expect(machineBusy({ a: 30 * cores, b: 45 * cores }, 100)).toBe(0.75);
+  it('gives no latency across a restart of the apiserver, whose counters start again from zero', () => {
+    const restarted = { ...after, startTime: 2000 };
+    expect(apiserverMeanMs(restarted, before)).toBeNaN();
+    expect(apiserverLatency(restarted, before)).toEqual([]);
+  });
+
+  it("gives the share of all cores' time that went to work, from /proc/stat", () => {
+    // user nice system idle iowait irq softirq steal guest guest_nice
+    const at = (user: number, idle: number) =>
+      machineTimes(`cpu  ${user} 0 100 ${idle} 50 0 0 0 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n`);
+    expect(at(300, 1000)).toEqual({ busy: 400, total: 1450 });
+    expect(busyShare(at(300, 1000), at(1050, 1250))).toBe(0.75);
+    expect(busyShare(at(300, 1000), at(300, 1000))).toBeNaN();
   });
 });
