@@ -437,23 +437,34 @@ export function parseApiserverMetrics(text: string): ApiserverSample {
 /** Verbs whose duration is how long the request was open, not how long it took to serve. */
 const LONG_RUNNING_VERBS = new Set(['WATCH', 'WATCHLIST', 'CONNECT']);
 
+/** Per kind of request (verb and resource; watches apart), the count and seconds between two samples. */
+function latencyKinds(after: ApiserverSample, before: ApiserverSample) {
+  // Object.is: a scrape without the start time (NaN both times) is no restart.
+  if (!Object.is(after.startTime, before.startTime)) return [];
+  return Object.keys(after.durationCount)
+    .filter((key) => !LONG_RUNNING_VERBS.has(key.split(' ')[0]!))
+    .map((request) => ({
+      request,
+      count: after.durationCount[request]! - (before.durationCount[request] ?? 0),
+      seconds: after.durationSeconds[request]! - (before.durationSeconds[request] ?? 0),
+    }))
+    .filter((k) => k.count > 0);
+}
+
 /**
  * Per kind of request (verb and resource; watches apart), how many the apiserver served between two samples, their
  * mean time (ms) and their total (s), the largest total first. None across a restart of the apiserver: its counters
  * started again from zero.
  */
 export function apiserverLatency(after: ApiserverSample, before: ApiserverSample) {
-  if (after.startTime !== before.startTime) return [];
-  return Object.keys(after.durationCount)
-    .filter((key) => !LONG_RUNNING_VERBS.has(key.split(' ')[0]!))
-    .map((request) => {
-      const count = after.durationCount[request]! - (before.durationCount[request] ?? 0);
-      const seconds = after.durationSeconds[request]! - (before.durationSeconds[request] ?? 0);
-      const meanMs = count > 0 ? Math.round((seconds / count) * 1000) : NaN;
-      return { request, count, meanMs, seconds: Math.round(seconds * 100) / 100 };
-    })
-    .filter((r) => r.count > 0)
-    .sort((a, b) => b.seconds - a.seconds);
+  return latencyKinds(after, before)
+    .sort((a, b) => b.seconds - a.seconds)
+    .map((k) => ({
+      request: k.request,
+      count: k.count,
+      meanMs: Math.round((k.seconds / k.count) * 1000),
+      seconds: Math.round(k.seconds * 100) / 100,
+    }));
 }
 
 /**
@@ -462,7 +473,7 @@ export function apiserverLatency(after: ApiserverSample, before: ApiserverSample
  * restart of the apiserver.
  */
 export function apiserverMeanMs(after: ApiserverSample, before: ApiserverSample): number {
-  const kinds = apiserverLatency(after, before);
+  const kinds = latencyKinds(after, before);
   const count = kinds.reduce((n, k) => n + k.count, 0);
   const seconds = kinds.reduce((n, k) => n + k.seconds, 0);
   return count > 0 ? Math.round((seconds / count) * 1000) : NaN;

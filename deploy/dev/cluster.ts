@@ -47,7 +47,19 @@ async function ensureRunning(
   start: () => void,
   log: (line: string) => void,
 ): Promise<void> {
-  if (runningPid(name) !== undefined) return;
+  const pid = runningPid(name);
+  if (pid !== undefined) {
+    // Running, but not where this checkout expects it: started with other ports (say, before a port change).
+    for (let waited = 0; port !== undefined && !(await portOpen(port)); waited += 500) {
+      if (waited >= 15_000) {
+        throw new Error(
+          `${name} (pid ${pid}) is running but not on port ${port}: it was started with other ports; run \`keelson dev down\` first`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    return;
+  }
   if (port !== undefined && (await portOpen(port))) {
     throw new Error(`port ${port} for ${name} is taken by a process Keelson did not start; stop it or change its port`);
   }

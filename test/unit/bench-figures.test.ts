@@ -107,6 +107,11 @@ describe('bench figures', () => {
     expect(apiserverLatency(restarted, before)).toEqual([]);
   });
 
+  it('takes a scrape without the start time for no restart', () => {
+    const unknown = (x: typeof before) => ({ ...x, startTime: NaN });
+    expect(apiserverMeanMs(unknown(after), unknown(before))).toBe(340);
+  });
+
   it("gives the share of all cores' time that went to work, from /proc/stat", () => {
     // user nice system idle iowait irq softirq steal guest guest_nice
     const at = (user: number, idle: number) =>
