@@ -5,11 +5,14 @@
  * Jest process in band for the rest took about 51 minutes on two cores, most of it waiting on fake reboots and
  * timers, not CPU, so two processes then run side by side: the end-to-end and fault suites, each with its own worker
  * and fake nodes, and everything else; their global setup finds the stack up. The apiserver fault stops the shared
- * kube-apiserver, so it runs last, alone. Services this run started are stopped at the end.
+ * kube-apiserver, so it runs last, alone. Services this run started are stopped at the end. A phase that failed has
+ * its failures printed again at the very end: side by side, one phase's failures end up mid-output under the other's
+ * lines, and Jest prints its own summary only past 20 test files.
  */
 import { spawn } from 'node:child_process';
 import { runningComponents, stackComponents, stackUp } from '../deploy/dev/stack';
 import { stopDetached } from '../deploy/dev/processes';
+import { failureReport } from './jest-failures';
 
 const jest = require.resolve('jest/bin/jest');
 const exclusive = ['test/faults/apiserver-stop.test.ts'];
@@ -23,9 +26,17 @@ const sideBySide: Record<string, string[]> = {
   rest: ['--testPathIgnorePatterns', '/node_modules/', 'test/unit', 'test/e2e', 'test/faults'],
 };
 
-/** Runs Jest in band on `args`, each output line prefixed with `label`; resolves to its exit code. */
-function runJest(label: string, args: string[]): Promise<number> {
+interface JestRun {
+  label: string;
+  code: number;
+  /** Every line Jest printed, unprefixed. */
+  lines: string[];
+}
+
+/** Runs Jest in band on `args`, each output line prefixed with `label`, and keeps its lines. */
+function runJest(label: string, args: string[]): Promise<JestRun> {
   const started = Date.now();
+  const kept: string[] = [];
   const child = spawn(process.execPath, [jest, '--runInBand', ...args], {
     env: { ...process.env, KEELSON_KEEP_STACK: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -36,31 +47,43 @@ function runJest(label: string, args: string[]): Promise<number> {
     stream.on('data', (chunk: string) => {
       const lines = (rest + chunk).split('\n');
       rest = lines.pop() ?? '';
-      for (const line of lines) process.stdout.write(`[${label}] ${line}\n`);
+      for (const line of lines) {
+        kept.push(line);
+        process.stdout.write(`[${label}] ${line}\n`);
+      }
     });
-    stream.on('end', () => rest && process.stdout.write(`[${label}] ${rest}\n`));
+    stream.on('end', () => {
+      if (!rest) return;
+      kept.push(rest);
+      process.stdout.write(`[${label}] ${rest}\n`);
+    });
   }
   return new Promise((resolve) => {
     child.on('close', (code) => {
       const seconds = Math.round((Date.now() - started) / 1000);
       process.stdout.write(`[tests] ${label}: ${code === 0 ? 'passed' : `failed (exit ${code})`} in ${seconds} s\n`);
-      resolve(code ?? 1);
+      resolve({ label, code: code ?? 1, lines: kept });
     });
   });
 }
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
-  if (args.length) return runJest('jest', args);
+  if (args.length) return (await runJest('jest', args)).code;
   const before = new Set(runningComponents());
   try {
     const stack = stackUp({ nodes: 10, log: (line) => process.stdout.write(`[stack] ${line}\n`) });
     stack.catch(() => undefined);
-    const codes = [await runJest('unit', ['-c', 'jest.unit.config.js'])];
+    const runs = [await runJest('unit', ['-c', 'jest.unit.config.js'])];
     await stack;
-    codes.push(...(await Promise.all(Object.entries(sideBySide).map(([label, paths]) => runJest(label, paths)))));
-    codes.push(await runJest('apiserver-stop', exclusive));
-    return codes.find((code) => code !== 0) ?? 0;
+    runs.push(...(await Promise.all(Object.entries(sideBySide).map(([label, paths]) => runJest(label, paths)))));
+    runs.push(await runJest('apiserver-stop', exclusive));
+    const failed = runs.filter((run) => run.code !== 0);
+    for (const run of failed) {
+      process.stdout.write(`\n[tests] ${run.label} failed (exit ${run.code}); what Jest said of its failures:\n`);
+      for (const line of failureReport(run.lines)) process.stdout.write(`[${run.label}] ${line}\n`);
+    }
+    return failed[0]?.code ?? 0;
   } finally {
     if (process.env.KEELSON_KEEP_STACK !== '1')
       for (const name of [...stackComponents].reverse()) if (!before.has(name)) await stopDetached(name);
