@@ -62,6 +62,8 @@ interface Figures {
   podToRunningP50: number;
   runningBeyondSimP50: number;
   nodeSpanP50: number;
+  /** Keelson only: per node, its workflow tasks that started a stage, from scheduled to completed (ms). */
+  stageStartTasksPerNode: number;
   apiserverPerNodeStage: number;
   /** The apiserver delta less what the idle rate predicts over the same makespan, per node-stage. */
   netOfIdle: number;
@@ -101,6 +103,7 @@ function common(r: ScenarioResult | SkyhookScenarioResult, idlePerSecond: number
 
 const keelsonFigures = (k: ScenarioResult, idle: number): Figures => ({
   ...common(k, idle),
+  stageStartTasksPerNode: k.stageStartTaskMs.perNode.p50,
   ownPerNodeStage: k.workerRequests.perNodeStage,
   cpuTool: k.cpuPerNodeStage.worker ?? NaN,
   cpuTemporal: k.cpuPerNodeStage.temporal ?? NaN,
@@ -108,6 +111,7 @@ const keelsonFigures = (k: ScenarioResult, idle: number): Figures => ({
 });
 const skyhookFigures = (s: SkyhookScenarioResult, idle: number): Figures => ({
   ...common(s, idle),
+  stageStartTasksPerNode: NaN,
   ownPerNodeStage: s.operatorRequests.perNodeStage,
   cpuTool: s.cpuPerNodeStage.operator ?? NaN,
   cpuTemporal: NaN,
@@ -144,6 +148,7 @@ export function sideBySide(points: Point[], idlePerSecond: number): string {
       'run - sim p50 ms',
       'Job to pod / to Running / Running to done p50 ms',
       'node span p50 s',
+      'stage-start tasks s/node',
       'apiserver req/ns',
       'net of idle',
       'own client req/ns',
@@ -183,6 +188,7 @@ export function sideBySide(points: Point[], idlePerSecond: number): string {
           .map((pick) => fmt(median(fs.map(pick).filter(Number.isFinite))))
           .join(' / '),
         c((f) => f.nodeSpanP50, 1),
+        c((f) => f.stageStartTasksPerNode / 1000, 1),
         c((f) => f.apiserverPerNodeStage, 1),
         c((f) => f.netOfIdle, 1),
         c((f) => f.ownPerNodeStage, 1),
@@ -379,6 +385,9 @@ function write(points: Point[], idlePerSecond: number): void {
     "read and a status write). api mean ms: the apiserver's mean time per request over the run (watches apart; the",
     "kinds that took longest are in the JSON, `apiserverLatency`). machine busy: the share of all cores' time that",
     "went to work over the makespan, everything on the machine included (/proc/stat). bench CPU: the bench's own.",
+    'stage-start tasks s/node (Keelson): per node, the time its workflow tasks that started a stage took from',
+    'scheduled to completed (the stage is scheduled only as its task completes, and a task stays open while the',
+    'local activities it started run); the median node.',
     '',
     'Every run:',
     '',

@@ -22,6 +22,7 @@ import { keelsonNames, workerSettings } from '../../harness/worker-settings';
 import { processRssKb } from './machine';
 import type { WorkerContainer } from './container-env';
 import { MemoryCgroup } from './memory-cgroup';
+import { stageStartTasks } from './stage-start-tasks';
 
 // What the bench and the fault tests share: a Keelson worker process of their own (its own cluster name, task
 // queue and namespace) that can be SIGKILLed and started again, its RSS and its own Kubernetes API request counts
@@ -331,18 +332,23 @@ export class Fleet {
   /**
    * Replays the history of every workflow run on this fleet's task queue (closed runs too) against the workflow code
    * the worker ran, and writes each history to `<dir>/histories/` (the replay fixture format). A nondeterminism is
-   * returned with its workflow ID and message, so a run that stalls on one fails with its cause.
+   * returned with its workflow ID and message, so a run that stalls on one fails with its cause. With them, the node
+   * workflows' tasks that started a stage (stageStartTasks): the first of each run, the later ones, and per node
+   * their sum.
    */
   async replayHistories(): Promise<{
     workflows: number;
     failures: string[];
     dir: string;
     tasksByIdentity: Record<string, number>;
+    stageStarts: { firstMs: number[]; laterMs: number[]; perNodeMs: number[] };
   }> {
     const dir = path.join(this.dir, 'histories');
     fs.mkdirSync(dir, { recursive: true });
     const histories = [];
     const tasksByIdentity: Record<string, number> = {};
+    const stageStarts = { firstMs: [] as number[], laterMs: [] as number[] };
+    const perNode = new Map<string, number>();
     for await (const w of this.temporal!.workflow.list({ query: `TaskQueue="${this.taskQueue}"` })) {
       const history = await this.temporal!.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
       const file = path.join(dir, `${w.workflowId.replace(/[^A-Za-z0-9-]+/g, '_')}-${w.runId}.json`);
@@ -353,13 +359,30 @@ export class Fleet {
           e.workflowTaskStartedEventAttributes?.identity ?? e.activityTaskStartedEventAttributes?.identity;
         if (identity) tasksByIdentity[identity] = (tasksByIdentity[identity] ?? 0) + 1;
       }
+      if (w.type === 'nodeWorkflow') {
+        const tasks = stageStartTasks(history.events ?? []);
+        if (tasks.firstMs !== undefined) stageStarts.firstMs.push(tasks.firstMs);
+        stageStarts.laterMs.push(...tasks.laterMs);
+        const sum = (tasks.firstMs ?? 0) + tasks.laterMs.reduce((a, b) => a + b, 0);
+        perNode.set(w.workflowId, (perNode.get(w.workflowId) ?? 0) + sum);
+      }
     }
     const failures: string[] = [];
     const code = this.workflowBundle ? { workflowBundle: { codePath: this.workflowBundle } } : {};
     for await (const r of Worker.runReplayHistories(code, histories)) {
       if (r.error) failures.push(`${r.workflowId}: ${r.error.message}`);
     }
-    return { workflows: histories.length, failures, dir, tasksByIdentity };
+    return {
+      workflows: histories.length,
+      failures,
+      dir,
+      tasksByIdentity,
+      stageStarts: {
+        firstMs: stageStarts.firstMs.sort((a, b) => a - b),
+        laterMs: stageStarts.laterMs.sort((a, b) => a - b),
+        perNodeMs: [...perNode.values()].sort((a, b) => a - b),
+      },
+    };
   }
 
   async stop(opts: { deleteNamespace?: boolean } = {}): Promise<void> {

@@ -97,6 +97,15 @@ export interface ScenarioResult extends RolloutFigures {
   workerPeakRssMiB: number;
   workersPeakRssMiB: number;
   workerRestarts: number;
+  /**
+   * The node workflows' tasks that started a stage, scheduled to completed (bench/lib/stage-start-tasks.ts): the
+   * first of each run (a node's first stage after its admission), the later ones, and their sum per node.
+   */
+  stageStartTaskMs: {
+    first: { p50: number; p95: number };
+    later: { p50: number; p95: number };
+    perNode: { p50: number; max: number };
+  };
   /** Per worker slot: its starts, whether its worker ran at completion, its processes' requests and tasks. */
   workerSlots: WorkerSlot[];
   history: { workflows: number; events: number; perNodeStage: number; byType: Record<string, number> };
@@ -251,7 +260,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
     const workerReq = fleet.workerRequests();
 
     const hist = await fleet.histories();
-    const { tasksByIdentity, ...replay } = await fleet.replayHistories();
+    const { tasksByIdentity, stageStarts, ...replay } = await fleet.replayHistories();
     const workerSlots = fleet.workerSlots(tasksByIdentity);
     const nodes = await fleet.core.listNode({ labelSelector: selector });
     const leftCordoned = nodes.items
@@ -299,6 +308,11 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
       apiserverLatency: apiserverLatency(after, before).slice(0, 12),
       machineBusy: cpu.machineBusy,
       nodeSpanSeconds: { p50: quantile(nodeSpans(jobs), 0.5), max: Math.max(...nodeSpans(jobs)) },
+      stageStartTaskMs: {
+        first: { p50: quantile(stageStarts.firstMs, 0.5), p95: quantile(stageStarts.firstMs, 0.95) },
+        later: { p50: quantile(stageStarts.laterMs, 0.5), p95: quantile(stageStarts.laterMs, 0.95) },
+        perNode: { p50: quantile(stageStarts.perNodeMs, 0.5), max: Math.max(...stageStarts.perNodeMs) },
+      },
       apiserverRequests: { total: total(api), perNodeStage: r2(total(api) / nodeStages), byVerbResource: api },
       workerRequests: {
         total: total(workerReq),

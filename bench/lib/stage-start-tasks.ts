@@ -1,0 +1,42 @@
+import { tsToMs } from '@temporalio/common/lib/time';
+import type { temporal } from '@temporalio/proto';
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+/** The activities whose scheduling starts a node's stage or its interrupt. */
+const STAGE_ACTIVITIES = new Set(['runStage', 'runInterrupt']);
+
+export interface StageStartTasks {
+  /** The run's first workflow task, when it started a stage (a node's first, right after its admission). */
+  firstMs?: number;
+  /** Every later workflow task that started a stage. */
+  laterMs: number[];
+}
+
+/**
+ * How long each workflow task that started a stage took, from scheduled to completed, in one node workflow's
+ * history. The stage's activity is scheduled only when its task completes, and a task stays open while the local
+ * activities it started run (the node-state write with each stage), so this is the workflow's part of every hop
+ * between stages: queueing for the worker, the activation, and the local activities before the commands go.
+ */
+export function stageStartTasks(events: readonly HistoryEvent[]): StageStartTasks {
+  const result: StageStartTasks = { laterMs: [] };
+  let scheduledAt: number | undefined;
+  let tasks = 0;
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!;
+    if (e.workflowTaskScheduledEventAttributes) scheduledAt = tsToMs(e.eventTime);
+    if (!e.workflowTaskCompletedEventAttributes || scheduledAt === undefined) continue;
+    tasks++;
+    let startsStage = false;
+    for (let j = i + 1; j < events.length && !events[j]!.workflowTaskScheduledEventAttributes; j++) {
+      const name = events[j]!.activityTaskScheduledEventAttributes?.activityType?.name;
+      if (name && STAGE_ACTIVITIES.has(name)) startsStage = true;
+    }
+    if (!startsStage) continue;
+    const ms = tsToMs(e.eventTime) - scheduledAt;
+    if (tasks === 1) result.firstMs = ms;
+    else result.laterMs.push(ms);
+  }
+  return result;
+}
