@@ -1,21 +1,44 @@
-/** Lines of one failed test file's report kept, at most: its worker's logs can run long. */
+import { stripVTControlCharacters } from 'node:util';
+
+/** Lines of one failed test file's report kept, at most. */
 const LINES_PER_FILE = 120;
+/** What is shown of a phase that failed with no failed file (its setup threw, Jest crashed or was killed). */
+const TAIL_LINES = 50;
 
 /**
- * Jest's report of each test file that failed, from its `FAIL` line to the next file's or the totals (the failed tests'
- * messages and what the file logged), then the totals: what a run's log must end with when the failures themselves
- * scrolled by long before.
+ * What a failed Jest run's log must end with when its failures scrolled by long before: Jest's own summary of the
+ * failing tests when it printed one (past 20 test files), else each failed file's report (its `FAIL` line and the
+ * failed tests' messages, without the console output Jest prints before them), then the totals; with no failed file
+ * at all, the run's last lines.
  */
 export function failureReport(lines: readonly string[]): string[] {
+  const plain = lines.map((line) => stripVTControlCharacters(line));
+  const summary = plain.findIndex((line) => line.startsWith('Summary of all failing tests'));
+  const report = summary >= 0 ? upToTotals(plain.slice(summary)) : failedFiles(plain);
+  if (!report.some((line) => line.startsWith('FAIL '))) return plain.slice(-TAIL_LINES);
+  return report;
+}
+
+/** Jest's summary up to and with its totals (the timing and hints after them left out). */
+function upToTotals(summary: string[]): string[] {
+  const totals = summary.findIndex((line) => line.startsWith('Tests: '));
+  return totals < 0 ? summary : summary.slice(0, totals + 1);
+}
+
+function failedFiles(lines: readonly string[]): string[] {
   const report: string[] = [];
   let inFailedFile = false;
+  let inConsole = false;
   let kept = 0;
   for (const line of lines) {
     if (/^(PASS|FAIL) /.test(line)) {
       inFailedFile = line.startsWith('FAIL');
+      inConsole = false;
       kept = 0;
     } else if (/^Test Suites: /.test(line)) inFailedFile = false;
-    if (inFailedFile) {
+    // Jest prints a file's console output before its failures: a long log would push the failures past the cap.
+    if (/^ {2}● /.test(line)) inConsole = line.startsWith('  ● Console');
+    if (inFailedFile && !inConsole) {
       if (kept < LINES_PER_FILE) report.push(line);
       else if (kept === LINES_PER_FILE)
         report.push(`  [${LINES_PER_FILE} lines shown; the rest is in the run's output above]`);

@@ -59,9 +59,10 @@ function runJest(label: string, args: string[]): Promise<JestRun> {
     });
   }
   return new Promise((resolve) => {
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
       const seconds = Math.round((Date.now() - started) / 1000);
-      process.stdout.write(`[tests] ${label}: ${code === 0 ? 'passed' : `failed (exit ${code})`} in ${seconds} s\n`);
+      const ended = code === 0 ? 'passed' : `failed (${signal ? `killed by ${signal}` : `exit ${code}`})`;
+      process.stdout.write(`[tests] ${label}: ${ended} in ${seconds} s\n`);
       resolve({ label, code: code ?? 1, lines: kept });
     });
   });
@@ -80,8 +81,8 @@ async function main(): Promise<number> {
     runs.push(await runJest('apiserver-stop', exclusive));
     const failed = runs.filter((run) => run.code !== 0);
     for (const run of failed) {
-      process.stdout.write(`\n[tests] ${run.label} failed (exit ${run.code}); what Jest said of its failures:\n`);
-      for (const line of failureReport(run.lines)) process.stdout.write(`[${run.label}] ${line}\n`);
+      process.stdout.write(`\n[tests] ${run.label} failed; what Jest said of its failures, again:\n`);
+      for (const line of failureReport(run.lines)) process.stdout.write(`[${run.label} again] ${line}\n`);
     }
     return failed[0]?.code ?? 0;
   } finally {

@@ -7,9 +7,9 @@ type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 const STAGE_ACTIVITIES = new Set(['runStage', 'runInterrupt']);
 
 export interface StageStartTasks {
-  /** The run's first workflow task, when it started a stage (a node's first, right after its admission). */
+  /** The first workflow task of a node's first run, when it started a stage: the node's first after its admission. */
   firstMs?: number;
-  /** Every later workflow task that started a stage. */
+  /** Every other workflow task that started a stage. */
   laterMs: number[];
 }
 
@@ -17,16 +17,21 @@ export interface StageStartTasks {
  * How long each workflow task that started a stage took, from scheduled to completed, in one node workflow's
  * history. The stage's activity is scheduled only when its task completes, and a task stays open while the local
  * activities it started run (the node-state write with each stage), so this is the workflow's part of every hop
- * between stages: queueing for the worker, the activation, and the local activities before the commands go.
+ * between stages: queueing for the worker, the activation, and the local activities before the commands go. A task
+ * that failed or timed out and ran again counts from its first scheduling. Also counted: a stage's wait scheduled
+ * again without a new stage (a resume, a new timeout, a continue-as-new adopting its Job).
  */
 export function stageStartTasks(events: readonly HistoryEvent[]): StageStartTasks {
   const result: StageStartTasks = { laterMs: [] };
+  const continued = !!events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
   let scheduledAt: number | undefined;
   let tasks = 0;
   for (let i = 0; i < events.length; i++) {
     const e = events[i]!;
-    if (e.workflowTaskScheduledEventAttributes) scheduledAt = tsToMs(e.eventTime);
+    if (e.workflowTaskScheduledEventAttributes) scheduledAt ??= tsToMs(e.eventTime);
     if (!e.workflowTaskCompletedEventAttributes || scheduledAt === undefined) continue;
+    const ms = tsToMs(e.eventTime) - scheduledAt;
+    scheduledAt = undefined;
     tasks++;
     let startsStage = false;
     for (let j = i + 1; j < events.length && !events[j]!.workflowTaskScheduledEventAttributes; j++) {
@@ -34,8 +39,7 @@ export function stageStartTasks(events: readonly HistoryEvent[]): StageStartTask
       if (name && STAGE_ACTIVITIES.has(name)) startsStage = true;
     }
     if (!startsStage) continue;
-    const ms = tsToMs(e.eventTime) - scheduledAt;
-    if (tasks === 1) result.firstMs = ms;
+    if (tasks === 1 && !continued) result.firstMs = ms;
     else result.laterMs.push(ms);
   }
   return result;

@@ -35,6 +35,27 @@ describe('stageStartTasks (bench: the workflow task before each stage)', () => {
     expect(stageStartTasks(events)).toEqual({ firstMs: 1100, laterMs: [160, 300] });
   });
 
+  it('times a task that timed out and ran again from its first scheduling', () => {
+    const events = [
+      scheduled(0),
+      { ...at(10_000), workflowTaskTimedOutEventAttributes: {} },
+      scheduled(10_000),
+      completed(10_400),
+      activity(10_400, 'runStage'),
+    ];
+    expect(stageStartTasks(events)).toEqual({ firstMs: 10_400, laterMs: [] });
+  });
+
+  it("takes no first from a continued run: its first task is not the node's admission", () => {
+    const events = [
+      { ...at(0), workflowExecutionStartedEventAttributes: { continuedExecutionRunId: 'run-1' } },
+      scheduled(0),
+      completed(200),
+      activity(200, 'runStage'),
+    ];
+    expect(stageStartTasks(events)).toEqual({ laterMs: [200] });
+  });
+
   it('has no first when the first task started no stage, and counts no other activity', () => {
     const events = [scheduled(0), completed(40), activity(40, 'uncordon'), scheduled(500), completed(700)];
     expect(stageStartTasks(events)).toEqual({ laterMs: [] });
