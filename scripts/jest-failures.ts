@@ -4,6 +4,9 @@ import { stripVTControlCharacters } from 'node:util';
 const LINES_PER_FILE = 120;
 /** What is shown of a phase that failed with no failed file (its setup threw, Jest crashed or was killed). */
 const TAIL_LINES = 50;
+/** A file's result header: `FAIL path`, or ` FAIL  path` once its colour codes are stripped. */
+const FAIL = /^ ?FAIL /;
+const PASS = /^ ?PASS /;
 
 /**
  * What a failed Jest run's log must end with when its failures scrolled by long before: Jest's own summary of the
@@ -15,7 +18,9 @@ export function failureReport(lines: readonly string[]): string[] {
   const plain = lines.map((line) => stripVTControlCharacters(line));
   const summary = plain.findIndex((line) => line.startsWith('Summary of all failing tests'));
   const report = summary >= 0 ? upToTotals(plain.slice(summary)) : failedFiles(plain);
-  if (!report.some((line) => line.startsWith('FAIL '))) return plain.slice(-TAIL_LINES);
+  if (!report.some((line) => FAIL.test(line))) return plain.slice(-TAIL_LINES);
+  // No totals: Jest did not finish (killed, crashed); how it ended is in its last lines.
+  if (!report.some((line) => line.startsWith('Tests: '))) return [...report, ...plain.slice(-TAIL_LINES)];
   return report;
 }
 
@@ -31,13 +36,13 @@ function failedFiles(lines: readonly string[]): string[] {
   let inConsole = false;
   let kept = 0;
   for (const line of lines) {
-    if (/^(PASS|FAIL) /.test(line)) {
-      inFailedFile = line.startsWith('FAIL');
+    if (FAIL.test(line) || PASS.test(line)) {
+      inFailedFile = FAIL.test(line);
       inConsole = false;
       kept = 0;
-    } else if (/^Test Suites: /.test(line)) inFailedFile = false;
+    } else if (/^(Test Suites|Tests): /.test(line)) inFailedFile = false;
     // Jest prints a file's console output before its failures: a long log would push the failures past the cap.
-    if (/^ {2}● /.test(line)) inConsole = line.startsWith('  ● Console');
+    if (/^ {2}● /.test(line)) inConsole = line.trimEnd() === '  ● Console';
     if (inFailedFile && !inConsole) {
       if (kept < LINES_PER_FILE) report.push(line);
       else if (kept === LINES_PER_FILE)

@@ -29,6 +29,8 @@ const sideBySide: Record<string, string[]> = {
 interface JestRun {
   label: string;
   code: number;
+  /** How it ended: passed, or its exit code or signal. */
+  ended: string;
   /** Every line Jest printed, unprefixed. */
   lines: string[];
 }
@@ -63,7 +65,7 @@ function runJest(label: string, args: string[]): Promise<JestRun> {
       const seconds = Math.round((Date.now() - started) / 1000);
       const ended = code === 0 ? 'passed' : `failed (${signal ? `killed by ${signal}` : `exit ${code}`})`;
       process.stdout.write(`[tests] ${label}: ${ended} in ${seconds} s\n`);
-      resolve({ label, code: code ?? 1, lines: kept });
+      resolve({ label, code: code ?? 1, ended, lines: kept });
     });
   });
 }
@@ -81,7 +83,7 @@ async function main(): Promise<number> {
     runs.push(await runJest('apiserver-stop', exclusive));
     const failed = runs.filter((run) => run.code !== 0);
     for (const run of failed) {
-      process.stdout.write(`\n[tests] ${run.label} failed; what Jest said of its failures, again:\n`);
+      process.stdout.write(`\n[tests] ${run.label} ${run.ended}; what Jest said of its failures, again:\n`);
       for (const line of failureReport(run.lines)) process.stdout.write(`[${run.label} again] ${line}\n`);
     }
     return failed[0]?.code ?? 0;

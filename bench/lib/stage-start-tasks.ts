@@ -29,10 +29,11 @@ export function stageStartTasks(events: readonly HistoryEvent[]): StageStartTask
   for (let i = 0; i < events.length; i++) {
     const e = events[i]!;
     if (e.workflowTaskScheduledEventAttributes) scheduledAt ??= tsToMs(e.eventTime);
-    if (!e.workflowTaskCompletedEventAttributes || scheduledAt === undefined) continue;
+    if (!e.workflowTaskCompletedEventAttributes) continue;
+    tasks++;
+    if (scheduledAt === undefined) continue;
     const ms = tsToMs(e.eventTime) - scheduledAt;
     scheduledAt = undefined;
-    tasks++;
     let startsStage = false;
     for (let j = i + 1; j < events.length && !events[j]!.workflowTaskScheduledEventAttributes; j++) {
       const name = events[j]!.activityTaskScheduledEventAttributes?.activityType?.name;

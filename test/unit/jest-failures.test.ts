@@ -47,11 +47,21 @@ describe('failureReport (npm test repeats a failed phase at its end)', () => {
   });
 
   it('reads coloured output as plain text', () => {
-    const coloured = [
-      '\x1b[0m\x1b[7m\x1b[1m\x1b[31mFAIL\x1b[39m\x1b[22m\x1b[27m\x1b[0m test/e2e/a.test.ts',
-      '  ● a › b',
-    ];
-    expect(failureReport(coloured)).toEqual(['FAIL test/e2e/a.test.ts', '  ● a › b']);
+    // As Jest colours a result header: the spaces around FAIL inside the codes.
+    const header =
+      '\x1b[0m\x1b[7m\x1b[1m\x1b[31m FAIL \x1b[39m\x1b[22m\x1b[27m\x1b[0m \x1b[2mtest/e2e/\x1b[22m\x1b[1ma.test.ts\x1b[22m';
+    const coloured = [header, '  ● a › b', '\x1b[1mTests:       \x1b[22m\x1b[1m\x1b[31m1 failed\x1b[39m\x1b[22m'];
+    expect(failureReport(coloured)).toEqual([' FAIL  test/e2e/a.test.ts', '  ● a › b', 'Tests:       1 failed']);
+  });
+
+  it('keeps a failed test whose name begins with Console', () => {
+    const named = ['FAIL test/e2e/a.test.ts', '  ● Console output › is kept', '    expected', 'Tests:       1 failed'];
+    expect(failureReport(named)).toEqual(named);
+  });
+
+  it('adds the last lines when Jest never printed its totals (killed after a file failed)', () => {
+    const killed = ['FAIL test/e2e/a.test.ts', '  ● a › b', 'PASS test/e2e/c.test.ts', '[faults] worker rss 900 MiB'];
+    expect(failureReport(killed)).toEqual(['FAIL test/e2e/a.test.ts', '  ● a › b', ...killed]);
   });
 
   it('shows the last lines of a run that failed with no failed file (its setup threw, Jest was killed)', () => {
@@ -62,9 +72,9 @@ describe('failureReport (npm test repeats a failed phase at its end)', () => {
   });
 
   it('cuts a long report of one file and says so', () => {
-    const long = ['FAIL test/e2e/big.test.ts', ...Array.from({ length: 500 }, (_, i) => `log line ${i}`)];
-    const report = failureReport(long);
-    expect(report).toHaveLength(121);
+    const lines = Array.from({ length: 500 }, (_, i) => `log line ${i}`);
+    const report = failureReport(['FAIL test/e2e/big.test.ts', ...lines, 'Tests:       1 failed']);
+    expect(report).toHaveLength(122);
     expect(report[0]).toBe('FAIL test/e2e/big.test.ts');
     expect(report[120]).toMatch(/120 lines shown/);
   });
