@@ -15,6 +15,11 @@ export function heartbeat(details: unknown): void {
   current()?.heartbeat(details);
 }
 
+/** The activity's heartbeat timeout in ms; undefined outside an activity or when it has none. */
+export function heartbeatTimeoutMs(): number | undefined {
+  return current()?.info.heartbeatTimeoutMs;
+}
+
 /** The details of the last heartbeat an earlier attempt of this activity sent (undefined on the first). */
 export function lastHeartbeat(): unknown {
   return current()?.info.heartbeatDetails;

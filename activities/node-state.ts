@@ -54,20 +54,33 @@ function conditions(keys: ReturnType<typeof nodeMetadataKeys>, state: NodeState,
   ];
 }
 
+/** A first write's reads of the Node for its maps, each after a patch that found a map added since the last. */
+const MAP_READS = 3;
+
 export async function writeNodeState(
   clients: Clients,
   configuredPrefix: string | undefined,
   input: WriteNodeStateInput,
+  /** How many times this write has read the Node for its maps first: only after one that took them to exist failed. */
+  mapsRead = 0,
 ): Promise<{ written: string; newerOnNode?: NodeWriteOrder }> {
   const keys = nodeMetadataKeys(input.rollout, keyPrefix(input.kind, configuredPrefix));
   const written = encodeNodeState(input.state);
   const annotation = (key: string) => `/metadata/annotations/${pointer(key)}`;
   const ops: Op[] = [];
   if (input.previous === null) {
-    // First write: the key must be absent (a JSON Patch test against null passes only for a missing member).
-    const node = await readNodeObject(clients, input.node);
-    if (!node.metadata?.annotations) ops.push({ op: 'add', path: '/metadata/annotations', value: {} });
-    if (!node.metadata?.labels) ops.push({ op: 'add', path: '/metadata/labels', value: {} });
+    // First write: the key must be absent (a JSON Patch test against null passes only for a missing member). Nodes
+    // have labels and annotations (the kubelet's, the TTL controller's), so the Node is not read for them first: a
+    // Node without either fails the patch, and the write goes again with them added.
+    if (mapsRead > 0) {
+      // A map added meanwhile (the TTL controller's annotation) fails the test instead of being replaced by `{}`.
+      const node = await readNodeObject(clients, input.node);
+      for (const map of ['annotations', 'labels'] as const) {
+        if (node.metadata?.[map]) continue;
+        ops.push({ op: 'test', path: `/metadata/${map}`, value: null });
+        ops.push({ op: 'add', path: `/metadata/${map}`, value: {} });
+      }
+    }
     ops.push({ op: 'test', path: annotation(keys.nodeState), value: null });
     ops.push({ op: 'add', path: annotation(keys.nodeState), value: written });
   } else {
@@ -99,7 +112,13 @@ export async function writeNodeState(
     // current === previous: the state test passed. If the order test failed, under an order not above this write's,
     // what the writer knew of the order is out of date (an older Keelson's write): the state test alone decides.
     if (current === input.previous) {
-      if (input.previousOrder) return writeNodeState(clients, configuredPrefix, { ...input, previousOrder: undefined });
+      if (current === null && mapsRead === 0) return writeNodeState(clients, configuredPrefix, input, 1);
+      if (input.previousOrder) {
+        return writeNodeState(clients, configuredPrefix, { ...input, previousOrder: undefined }, mapsRead);
+      }
+      if (current === null && mapsRead < MAP_READS) {
+        return writeNodeState(clients, configuredPrefix, input, mapsRead + 1);
+      }
       throw classifyKubeError(err, 'patch', `node ${input.node}`);
     }
     // current === written: an activity retry after a write that landed.

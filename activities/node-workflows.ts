@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { heartbeat, lastHeartbeat, throwIfCancelled } from './activity-context';
+import { heartbeat, heartbeatTimeoutMs, lastHeartbeat, throwIfCancelled } from './activity-context';
 import { nodeWorkflowId } from '../model/workflow-ids';
 import { FAILURE_TYPES } from '../model/failure-types';
 
@@ -32,14 +32,21 @@ export async function ensureNodeWorkflow(
   });
 }
 
-/** How many node workflows one ensureNodeWorkflows call signals at once. */
-const AT_ONCE = 16;
+/**
+ * How many signal-with-starts one ensureNodeWorkflows call keeps in flight. A window, not rounds: a round waits for
+ * its slowest call before the next starts, and at N = 500 seven rounds of sixteen spread a batch's starts over 4 to
+ * 5 s (bench/README.md), which the batch's barrier then waits for.
+ */
+export const IN_FLIGHT = 64;
 
 /**
  * ensureNodeWorkflow for many nodes in one activity (a batch's admission): each node's signal carries the shared
- * arguments and its own (a permit granted with its admission). It heartbeats the nodes done after each round: a
- * retry resumes there (a node signalled twice takes the same desire as once, DesireArgs.permit), and a cancelled
- * rollout stops it before the next round, so no desire reaches a node after the rollout's forget.
+ * arguments and its own (a permit granted with its admission). Up to IN_FLIGHT calls run at once, in the nodes'
+ * order; the heartbeat names how many nodes from the first are done, so a retry resumes there (a node signalled
+ * twice takes the same desire as once, DesireArgs.permit). A cancelled rollout starts no further call, and every
+ * call started settles before the activity ends, so no desire reaches a node after the rollout's forget. Nor does
+ * one from an attempt the server may have timed out: after a wait longer than the heartbeat timeout with no beat,
+ * it starts nothing more and fails, and its retry (or the rollout's cancellation) goes on from there.
  */
 export async function ensureNodeWorkflows(
   client: Client | undefined,
@@ -47,23 +54,57 @@ export async function ensureNodeWorkflows(
   input: { cluster: string; signal: string; shared: object; nodes: { node: string; own?: object }[] },
 ): Promise<void> {
   const resumed = lastHeartbeat() as { done?: number } | undefined;
-  for (let i = resumed?.done ?? 0; i < input.nodes.length; i += AT_ONCE) {
-    heartbeat({ done: i });
-    await throwIfCancelled();
-    // Every call of the round settles before a failure ends the attempt: none is left in flight to land after it
-    // (after the rollout's forget, say).
-    const settled = await Promise.allSettled(
-      input.nodes.slice(i, i + AT_ONCE).map((n) =>
-        ensureNodeWorkflow(client, taskQueue, {
-          cluster: input.cluster,
-          node: n.node,
-          signal: input.signal,
-          args: [{ ...input.shared, ...n.own }],
-        }),
-      ),
-    );
-    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
-  }
-  heartbeat({ done: input.nodes.length });
+  const from = resumed?.done ?? 0;
+  const timeoutMs = heartbeatTimeoutMs();
+  let stop: { reason: unknown } | undefined;
+  let lastBeat = Date.now();
+  const beat = (done: number) => {
+    // A gap past the timeout: the server may have timed this attempt out and handed the rollout on (a cancellation
+    // the worker has not heard of yet, a forget sent since); none of its calls may start after that.
+    if (timeoutMs !== undefined && Date.now() - lastBeat >= timeoutMs) stop ??= { reason: overdue(timeoutMs) };
+    lastBeat = Date.now();
+    heartbeat({ done });
+  };
+  const settled = new Array<boolean>(input.nodes.length).fill(false);
+  let done = from;
+  let next = from;
+  beat(from);
+  const send = async (i: number) => {
+    const n = input.nodes[i]!;
+    await ensureNodeWorkflow(client, taskQueue, {
+      cluster: input.cluster,
+      node: n.node,
+      signal: input.signal,
+      args: [{ ...input.shared, ...n.own }],
+    });
+    settled[i] = true;
+    while (done < settled.length && settled[done]) done++;
+    // Every completion beats, advanced or not: the beat is also how a cancellation reaches the activity.
+    beat(done);
+  };
+  // Each lane takes the next node until none is left, a call has failed, the attempt is overdue or cancelled.
+  const lane = async () => {
+    for (;;) {
+      // The node is taken before the await: lanes interleave there, and each must take a node of its own.
+      const i = next++;
+      if (i >= input.nodes.length) return;
+      await throwIfCancelled();
+      if (stop) return;
+      await send(i).catch((reason: unknown) => {
+        stop ??= { reason };
+      });
+    }
+  };
+  const lanes = Array.from({ length: Math.min(IN_FLIGHT, input.nodes.length - from) }, lane);
+  const ended = await Promise.allSettled(lanes);
+  const cancelled = ended.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (cancelled) throw cancelled.reason;
+  if (stop) throw stop.reason;
+}
+
+function overdue(timeoutMs: number): ApplicationFailure {
+  return ApplicationFailure.retryable(
+    `no heartbeat for ${timeoutMs} ms (the heartbeat timeout) while node workflows were signalled: this attempt may have been timed out, so it starts no further signal`,
+    FAILURE_TYPES.heartbeatOverdue,
+  );
 }

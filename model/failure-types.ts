@@ -23,4 +23,6 @@ export const FAILURE_TYPES = {
   notCordoned: 'NotCordoned',
   /** Pods the rollout's drain options do not let go (bare pods, emptyDir data), as kubectl drain refuses them. */
   drainBlocked: 'DrainBlocked',
+  /** An activity attempt went longer than its heartbeat timeout without a beat: it may have been timed out. */
+  heartbeatOverdue: 'HeartbeatOverdue',
 } as const;

@@ -52,6 +52,25 @@ test('writeNodeState writes the whole value with the status annotation and label
   expect(read.facts.bootId).not.toBe('');
 });
 
+test('a first write to a Node without labels adds the map and writes, read once the write without it failed', async () => {
+  const bare = `bare-${rollout}`;
+  await core.createNode({ body: { metadata: { name: bare } } });
+  try {
+    const first = await activities.writeNodeState({
+      ...ref,
+      node: bare,
+      state: entry('in_progress'),
+      status: 'in_progress',
+      previous: null,
+    });
+    const n = await core.readNode({ name: bare });
+    expect(n.metadata?.annotations?.[key]).toBe(first.written);
+    expect(n.metadata?.labels?.[`skyhook.nvidia.com/status_${rollout}`]).toBe('in_progress');
+  } finally {
+    await core.deleteNode({ name: bare });
+  }
+});
+
 test("clearNodeState removes the rollout's state, status and conditions from the Node, and leaves the rest", async () => {
   const other = `${rollout}-other`;
   const written = await activities.writeNodeState({

@@ -140,7 +140,7 @@ const act = proxyActivities<KeelsonActivities>({
 });
 
 /**
- * A pass's desires in one activity: it heartbeats each round of nodes and a retry resumes there; the rollout's
+ * A pass's desires in one activity: it heartbeats the nodes done and a retry resumes there; the rollout's
  * cancellation waits for it to stop, so its forgets go out after the last desire (no node takes the rollout back).
  */
 const desireSends = proxyActivities<KeelsonActivities>({
