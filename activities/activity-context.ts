@@ -15,9 +15,9 @@ export function heartbeat(details: unknown): void {
   current()?.heartbeat(details);
 }
 
-/** The activity's heartbeat timeout in ms; undefined outside an activity or when it has none. */
+/** The activity's heartbeat timeout in ms; undefined outside an activity or when it has none (the server's 0). */
 export function heartbeatTimeoutMs(): number | undefined {
-  return current()?.info.heartbeatTimeoutMs;
+  return current()?.info.heartbeatTimeoutMs || undefined;
 }
 
 /** The details of the last heartbeat an earlier attempt of this activity sent (undefined on the first). */

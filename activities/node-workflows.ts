@@ -39,14 +39,17 @@ export async function ensureNodeWorkflow(
  */
 export const IN_FLIGHT = 64;
 
+/** The share of its heartbeat timeout an attempt may go without a beat before it starts no further call. */
+const OVERDUE_SHARE = 0.8;
+
 /**
  * ensureNodeWorkflow for many nodes in one activity (a batch's admission): each node's signal carries the shared
  * arguments and its own (a permit granted with its admission). Up to IN_FLIGHT calls run at once, in the nodes'
  * order; the heartbeat names how many nodes from the first are done, so a retry resumes there (a node signalled
  * twice takes the same desire as once, DesireArgs.permit). A cancelled rollout starts no further call, and every
  * call started settles before the activity ends, so no desire reaches a node after the rollout's forget. Nor does
- * one from an attempt the server may have timed out: after a wait longer than the heartbeat timeout with no beat,
- * it starts nothing more and fails, and its retry (or the rollout's cancellation) goes on from there.
+ * a new one from an attempt the server may have timed out: after most of the heartbeat timeout with no beat, it
+ * starts nothing more and fails, and its retry (or the rollout's cancellation) goes on from there.
  */
 export async function ensureNodeWorkflows(
   client: Client | undefined,
@@ -57,12 +60,15 @@ export async function ensureNodeWorkflows(
   const from = resumed?.done ?? 0;
   const timeoutMs = heartbeatTimeoutMs();
   let stop: { reason: unknown } | undefined;
-  let lastBeat = Date.now();
+  let lastBeat = performance.now();
   const beat = (done: number) => {
-    // A gap past the timeout: the server may have timed this attempt out and handed the rollout on (a cancellation
-    // the worker has not heard of yet, a forget sent since); none of its calls may start after that.
-    if (timeoutMs !== undefined && Date.now() - lastBeat >= timeoutMs) stop ??= { reason: overdue(timeoutMs) };
-    lastBeat = Date.now();
+    // A gap near the timeout: the server may have timed this attempt out and handed the rollout on (a cancellation
+    // the worker has not heard of yet, a forget sent since); none of its calls may start after that. The server
+    // counts from the beat it received, which may have left late (the SDK holds beats back for up to 0.8 of the
+    // timeout), so the gap allowed is that much.
+    const now = performance.now();
+    if (timeoutMs !== undefined && now - lastBeat >= OVERDUE_SHARE * timeoutMs) stop ??= { reason: overdue(timeoutMs) };
+    lastBeat = now;
     heartbeat({ done });
   };
   const settled = new Array<boolean>(input.nodes.length).fill(false);
@@ -104,7 +110,7 @@ export async function ensureNodeWorkflows(
 
 function overdue(timeoutMs: number): ApplicationFailure {
   return ApplicationFailure.retryable(
-    `no heartbeat for ${timeoutMs} ms (the heartbeat timeout) while node workflows were signalled: this attempt may have been timed out, so it starts no further signal`,
+    `no heartbeat for ${OVERDUE_SHARE * timeoutMs} ms of the ${timeoutMs} ms heartbeat timeout while node workflows were signalled: this attempt may have been timed out, so it starts no further signal`,
     FAILURE_TYPES.heartbeatOverdue,
   );
 }

@@ -52,7 +52,7 @@ test('writeNodeState writes the whole value with the status annotation and label
   expect(read.facts.bootId).not.toBe('');
 });
 
-test('a first write to a Node without labels adds the map and writes, read once the write without it failed', async () => {
+test('a first write to a Node without labels adds the map and writes its state and status label', async () => {
   const bare = `bare-${rollout}`;
   await core.createNode({ body: { metadata: { name: bare } } });
   try {

@@ -90,6 +90,12 @@ function inStep(real: Client): { client: Client; maxInFlight: () => number } {
   return { client: { workflow: { signalWithStart } } as unknown as Client, maxInFlight: () => max };
 }
 
+test('a heartbeat timeout of 0 (none) stops nothing', async () => {
+  const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 0 });
+  await env.run(ensureNodeWorkflows, t.env.client, QUEUE, input('no-timeout', 3));
+  expect(await signalsOf('no-timeout', 'n-02')).toEqual([{ rollout: 'r', generation: 3 }]);
+});
+
 test('calls that end together each go on to a node of their own, and no more than IN_FLIGHT are in flight', async () => {
   const env = new MockActivityEnvironment();
   const count = IN_FLIGHT + 2;
@@ -101,7 +107,7 @@ test('calls that end together each go on to a node of their own, and no more tha
   expect(signals.map((s) => s?.length)).toEqual(nodes.map(() => 1));
 });
 
-test('an attempt that went longer than its heartbeat timeout without a beat starts no further call', async () => {
+test('an attempt that went most of its heartbeat timeout without a beat starts no further call', async () => {
   const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 200 });
   const count = IN_FLIGHT + 4;
   // Every call returns 300 ms after the server took it: the window's first beat comes past the timeout.
@@ -126,13 +132,15 @@ test('a failed call ends the activity with its error, and the heartbeat never pa
   const env = new MockActivityEnvironment();
   const beats: number[] = [];
   env.on('heartbeat', (d: unknown) => beats.push((d as { done: number }).done));
-  const bad = input('failing', 10);
+  const bad = input('failing', IN_FLIGHT + 4);
   // A BigInt has no JSON form: this node's signal cannot be encoded, so its call fails before it reaches the server.
   bad.nodes[4] = { node: 'n-04', own: { permit: 1n as unknown as string } };
   await expect(env.run(ensureNodeWorkflows, t.env.client, QUEUE, bad)).rejects.toThrow(/Unable to convert/);
   expect(Math.max(...beats)).toBeLessThanOrEqual(4);
   expect(await signalsOf('failing', 'n-03')).toEqual([{ rollout: 'r', generation: 3 }]);
   expect(await signalsOf('failing', 'n-04')).toBeUndefined();
+  // The calls in flight when it failed settle; none of the lanes starts another.
+  for (let i = IN_FLIGHT; i < IN_FLIGHT + 4; i++) expect(await signalsOf('failing', `n-${i}`)).toBeUndefined();
 });
 
 test('a retry resumes after the nodes its last attempt heartbeated as done', async () => {
