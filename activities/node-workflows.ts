@@ -34,8 +34,8 @@ export async function ensureNodeWorkflow(
 
 /**
  * How many signal-with-starts one ensureNodeWorkflows call keeps in flight. A window, not rounds: a round waits for
- * its slowest call before the next starts, and at N = 500 seven rounds of sixteen spread a batch's starts over 4 to
- * 5 s (bench/README.md), which the batch's barrier then waits for.
+ * its slowest call before the next starts, and at N = 500 seven rounds of sixteen spread a batch's starts over 3 to
+ * 4 s (bench/README.md), which the batch's barrier then waits for.
  */
 export const IN_FLIGHT = 64;
 
