@@ -16,6 +16,12 @@ import { apiserverOutage, ensureApiserver, temporalRestart } from './lib/faults'
 import { runScenario, type ScenarioResult } from './lib/scenario';
 import { TemporalServer } from './lib/temporal-server';
 
+/** The stage hops' medians: the task's wait, to its write's end, to its completion, and the whole hop. */
+function stageHopCell(r: ScenarioResult): string {
+  const h = r.stageHopMs;
+  return [h.wait, h.toWriteDone, h.writeDoneToCompleted, h.hop].map((q) => fmt(q.p50)).join(' / ');
+}
+
 export function table(results: ScenarioResult[]): string {
   const rows = [
     [
@@ -39,6 +45,7 @@ export function table(results: ScenarioResult[]): string {
       'node span p50 s',
       'stage-start task first / later p50 ms',
       'per node s',
+      'stage hop p50 ms: wait / to write done / to task done / all',
       'apiserver req/ns',
       'worker req/ns',
       'hist ev/ns',
@@ -72,6 +79,7 @@ export function table(results: ScenarioResult[]): string {
       fmt(r.nodeSpanSeconds.p50, 1),
       `${fmt(r.stageStartTaskMs.first.p50)} / ${fmt(r.stageStartTaskMs.later.p50)}`,
       fmt(r.stageStartTaskMs.perNode.p50 / 1000, 1),
+      stageHopCell(r),
       fmt(r.apiserverRequests.perNodeStage, 1),
       fmt(r.workerRequests.perNodeStage, 1),
       fmt(r.history.perNodeStage, 1),

@@ -22,7 +22,8 @@ import { keelsonNames, workerSettings } from '../../harness/worker-settings';
 import { processRssKb } from './machine';
 import type { WorkerContainer } from './container-env';
 import { MemoryCgroup } from './memory-cgroup';
-import { stageStartTasks } from './stage-start-tasks';
+import { stageHops, type StageHop } from './stage-hops';
+import { STAGE_ACTIVITIES, stageStartTasks } from './stage-start-tasks';
 
 // What the bench and the fault tests share: a Keelson worker process of their own (its own cluster name, task
 // queue and namespace) that can be SIGKILLed and started again, its RSS and its own Kubernetes API request counts
@@ -334,7 +335,7 @@ export class Fleet {
    * the worker ran, and writes each history to `<dir>/histories/` (the replay fixture format). A nondeterminism is
    * returned with its workflow ID and message, so a run that stalls on one fails with its cause. With them, the node
    * workflows' tasks that started a stage (stageStartTasks): the first of each run, the later ones, and per node
-   * their sum.
+   * their sum; and their direct hops from one stage to the next (stageHops).
    */
   async replayHistories(): Promise<{
     workflows: number;
@@ -342,6 +343,7 @@ export class Fleet {
     dir: string;
     tasksByIdentity: Record<string, number>;
     stageStarts: { firstMs: number[]; laterMs: number[]; perNodeMs: number[] };
+    hops: StageHop[];
   }> {
     const dir = path.join(this.dir, 'histories');
     fs.mkdirSync(dir, { recursive: true });
@@ -349,6 +351,7 @@ export class Fleet {
     const tasksByIdentity: Record<string, number> = {};
     const stageStarts = { firstMs: [] as number[], laterMs: [] as number[] };
     const perNode = new Map<string, number>();
+    const hops: StageHop[] = [];
     for await (const w of this.temporal!.workflow.list({ query: `TaskQueue="${this.taskQueue}"` })) {
       const history = await this.temporal!.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
       const file = path.join(dir, `${w.workflowId.replace(/[^A-Za-z0-9-]+/g, '_')}-${w.runId}.json`);
@@ -365,6 +368,7 @@ export class Fleet {
         stageStarts.laterMs.push(...tasks.laterMs);
         const sum = (tasks.firstMs ?? 0) + tasks.laterMs.reduce((a, b) => a + b, 0);
         perNode.set(w.workflowId, (perNode.get(w.workflowId) ?? 0) + sum);
+        hops.push(...stageHops(history.events ?? [], STAGE_ACTIVITIES));
       }
     }
     const failures: string[] = [];
@@ -382,6 +386,7 @@ export class Fleet {
         laterMs: stageStarts.laterMs.sort((a, b) => a - b),
         perNodeMs: [...perNode.values()].sort((a, b) => a - b),
       },
+      hops,
     };
   }
 

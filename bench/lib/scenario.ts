@@ -106,6 +106,12 @@ export interface ScenarioResult extends RolloutFigures {
     later: { p50: number; p95: number };
     perNode: { p50: number; max: number };
   };
+  /**
+   * The node workflows' direct hops from a stage's end to the next stage's start (bench/lib/stage-hops.ts), p50 and
+   * p90: the whole hop, the workflow task's wait, its start to its node-state write's end, and that end to the task's
+   * completion. `npm run bench:sdk-floor` measures the same hops with nothing of Keelson's in them.
+   */
+  stageHopMs: Record<'hop' | 'wait' | 'toWriteDone' | 'writeDoneToCompleted', { p50: number; p90: number }>;
   /** Per worker slot: its starts, whether its worker ran at completion, its processes' requests and tasks. */
   workerSlots: WorkerSlot[];
   history: { workflows: number; events: number; perNodeStage: number; byType: Record<string, number> };
@@ -260,7 +266,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
     const workerReq = fleet.workerRequests();
 
     const hist = await fleet.histories();
-    const { tasksByIdentity, stageStarts, ...replay } = await fleet.replayHistories();
+    const { tasksByIdentity, stageStarts, hops, ...replay } = await fleet.replayHistories();
     const workerSlots = fleet.workerSlots(tasksByIdentity);
     const nodes = await fleet.core.listNode({ labelSelector: selector });
     const leftCordoned = nodes.items
@@ -313,6 +319,12 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
         later: { p50: quantile(stageStarts.laterMs, 0.5), p95: quantile(stageStarts.laterMs, 0.95) },
         perNode: { p50: quantile(stageStarts.perNodeMs, 0.5), max: Math.max(...stageStarts.perNodeMs) },
       },
+      stageHopMs: {
+        hop: p50p90(hops.map((h) => h.hopMs)),
+        wait: p50p90(hops.map((h) => h.waitMs)),
+        toWriteDone: p50p90(hops.flatMap((h) => h.toLocalDoneMs ?? [])),
+        writeDoneToCompleted: p50p90(hops.flatMap((h) => h.localDoneToCompletedMs ?? [])),
+      },
       apiserverRequests: { total: total(api), perNodeStage: r2(total(api) / nodeStages), byVerbResource: api },
       workerRequests: {
         total: total(workerReq),
@@ -349,4 +361,9 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
     await fleet.stop({ deleteNamespace: !o.keep });
     await fresh?.dispose();
   }
+}
+
+function p50p90(values: number[]): { p50: number; p90: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { p50: quantile(sorted, 0.5), p90: quantile(sorted, 0.9) };
 }

@@ -4,7 +4,7 @@ import type { temporal } from '@temporalio/proto';
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 /** The activities whose scheduling starts a node's stage or its interrupt. */
-const STAGE_ACTIVITIES = new Set(['runStage', 'runInterrupt']);
+export const STAGE_ACTIVITIES: ReadonlySet<string> = new Set(['runStage', 'runInterrupt']);
 
 export interface StageStartTasks {
   /** The first workflow task of a node's first run, when it started a stage: the node's first after its admission. */
