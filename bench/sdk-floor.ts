@@ -8,19 +8,24 @@
  *
  * From each history, the hops of bench/lib/stage-hops.ts, as the bench takes them from Keelson's node workflows: the
  * activity's end to the next one's start, split into the workflow task's wait, its start to the local activity's
- * end, and the local activity's end to the task's completion. Also the cost of a
- * `vm` call with a timeout, which the SDK gives every call into the workflow context (its isolateExecutionTimeout).
+ * end, and the local activity's end to the task's completion; and the first task of each workflow, started with the
+ * others at once as a batch's node workflows are. Also the cost of a `vm` call with a timeout, which the SDK gives
+ * every call into the workflow context (its isolateExecutionTimeout).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import vm from 'node:vm';
 import { Client, Connection } from '@temporalio/client';
+import { tsToMs } from '@temporalio/common/lib/time';
+import type { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { floorActivities } from './sdk-floor/activities';
 import { stageHops, type StageHop } from './lib/stage-hops';
 import { quantile } from './lib/fleet';
 import { freshTemporal } from './lib/temporal-server';
 import { arg, fmt, machine, markdownTable, VERSIONS } from './lib/machine';
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 /** The floor workflow's stage activity. */
 const STAGE = new Set(['stage']);
@@ -32,6 +37,17 @@ interface LevelResult {
   makespanMs: number;
   /** The hops of bench/lib/stage-hops.ts, over every workflow of the level. */
   hops: { hop: Quantiles; wait: Quantiles; toLocalDone: Quantiles; localDoneToCompleted: Quantiles };
+  /** Each workflow's first task, from its scheduling: to its start (the worker took it), and to its completion. */
+  firstTask: { wait: Quantiles; done: Quantiles };
+}
+
+/** A workflow's first task from its scheduling: to its start and to its completion, ms. */
+function firstTask(events: HistoryEvent[]): { waitMs: number; doneMs: number } | undefined {
+  const at = (e: HistoryEvent | undefined) => (e ? tsToMs(e.eventTime) : NaN);
+  const scheduled = at(events.find((e) => e.workflowTaskScheduledEventAttributes));
+  const started = at(events.find((e) => e.workflowTaskStartedEventAttributes));
+  const completed = at(events.find((e) => e.workflowTaskCompletedEventAttributes));
+  return Number.isFinite(completed) ? { waitMs: started - scheduled, doneMs: completed - scheduled } : undefined;
 }
 
 function positiveList(name: string, fallback: string): number[] {
@@ -104,9 +120,12 @@ async function main(): Promise<void> {
       worker.shutdown();
       await running;
       const hops: StageHop[] = [];
+      const firsts: { waitMs: number; doneMs: number }[] = [];
       for (const id of ids) {
-        const history = await client.workflow.getHandle(id).fetchHistory();
-        hops.push(...stageHops(history.events ?? [], STAGE));
+        const events = (await client.workflow.getHandle(id).fetchHistory()).events ?? [];
+        hops.push(...stageHops(events, STAGE));
+        const first = firstTask(events);
+        if (first) firsts.push(first);
       }
       results.push({
         workflows,
@@ -116,6 +135,10 @@ async function main(): Promise<void> {
           wait: quantiles(hops.map((h) => h.waitMs)),
           toLocalDone: quantiles(hops.flatMap((h) => h.toLocalDoneMs ?? [])),
           localDoneToCompleted: quantiles(hops.flatMap((h) => h.localDoneToCompletedMs ?? [])),
+        },
+        firstTask: {
+          wait: quantiles(firsts.map((f) => f.waitMs)),
+          done: quantiles(firsts.map((f) => f.doneMs)),
         },
       });
       log(`sdk-floor: ${workflows} workflows, ${steps} steps of ${stageMs} ms: ${makespanMs} ms`);
@@ -133,6 +156,7 @@ async function main(): Promise<void> {
       'task wait',
       'task start to local activity done',
       'local activity done to task completed',
+      'first task wait / done p50 ms',
       'makespan s',
     ],
     ...results.map((r) => [
@@ -141,6 +165,7 @@ async function main(): Promise<void> {
       cell(r.hops.wait),
       cell(r.hops.toLocalDone),
       cell(r.hops.localDoneToCompleted),
+      `${fmt(r.firstTask.wait.p50)} / ${fmt(r.firstTask.done.p50)}`,
       fmt(r.makespanMs / 1000, 1),
     ]),
   ]);

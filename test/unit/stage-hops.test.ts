@@ -23,6 +23,17 @@ const started = (ms: number, of: HistoryEvent) =>
   event(ms, { activityTaskStartedEventAttributes: { scheduledEventId: of.eventId } });
 const completed = (ms: number, of: HistoryEvent) =>
   event(ms, { activityTaskCompletedEventAttributes: { scheduledEventId: of.eventId } });
+/** A workflow task: scheduled when the event that brought it came, then started and completed. */
+const task = (scheduledMs: number, startedMs: number, completedMs: number) => [
+  taskScheduled(scheduledMs),
+  taskStarted(startedMs),
+  taskCompleted(completedMs),
+];
+/** An activity's run: started, then completed. */
+const ran = (of: HistoryEvent, startedMs: number, completedMs: number) => [
+  started(startedMs, of),
+  completed(completedMs, of),
+];
 /** A local activity's marker, dated at its task's completion, with the end core recorded in its data. */
 const localActivity = (ms: number, endMs: number) =>
   event(ms, {
@@ -49,15 +60,11 @@ describe('stageHops (bench: a stage end to the next stage start, split)', () => 
     // The second stage's started event is written at its end, after other events: it is found by its scheduled ID.
     const events = [
       first,
-      started(1001, first),
-      completed(3000, first),
-      taskScheduled(3000),
-      taskStarted(3020),
-      taskCompleted(3200),
+      ...ran(first, 1001, 3000),
+      ...task(3000, 3020, 3200),
       localActivity(3200, 3120),
       second,
-      started(3205, second),
-      completed(5300, second),
+      ...ran(second, 3205, 5300),
     ];
     expect(stageHops(events, STAGES)).toEqual([
       { hopMs: 205, waitMs: 20, toLocalDoneMs: 100, localDoneToCompletedMs: 80 },
@@ -70,19 +77,13 @@ describe('stageHops (bench: a stage end to the next stage start, split)', () => 
     const c = scheduled(9050, 'runStage');
     const events = [
       a,
-      started(0, a),
-      completed(2000, a),
-      taskScheduled(2000),
-      taskStarted(2010),
-      taskCompleted(2100),
+      ...ran(a, 0, 2000),
+      ...task(2000, 2010, 2100),
       localActivity(2100, 2040),
       localActivity(2100, 2070),
       b,
-      started(2100, b),
-      completed(9000, b),
-      taskScheduled(9000),
-      taskStarted(9030),
-      taskCompleted(9050),
+      ...ran(b, 2100, 9000),
+      ...task(9000, 9030, 9050),
       c,
       started(9060, c),
     ];
@@ -99,23 +100,14 @@ describe('stageHops (bench: a stage end to the next stage start, split)', () => 
     const c = scheduled(9100, 'runStage');
     const events = [
       a,
-      started(0, a),
-      completed(2000, a),
-      taskScheduled(2000),
-      taskStarted(2010),
-      taskCompleted(2100),
+      ...ran(a, 0, 2000),
+      ...task(2000, 2010, 2100),
       drain,
-      started(2100, drain),
-      completed(3900, drain),
-      taskScheduled(3900),
-      taskStarted(3910),
-      taskCompleted(4000),
+      ...ran(drain, 2100, 3900),
+      ...task(3900, 3910, 4000),
       b,
-      started(4000, b),
-      completed(9000, b),
-      taskScheduled(9000),
-      taskStarted(9010),
-      taskCompleted(9100),
+      ...ran(b, 4000, 9000),
+      ...task(9000, 9010, 9100),
       c,
     ];
     expect(stageHops(events, STAGES)).toEqual([]);
