@@ -5,6 +5,7 @@
  * server of its own started as the bench starts it. Usage:
  *   npm run bench:sdk-floor
  *   npm run bench:sdk-floor -- --workflows 1,2,20,100 --steps 8 --stage-ms 2000 --write-ms 10
+ *   npm run bench:sdk-floor -- --write-ms 0     # no local activity: the hop of a design without the write
  *
  * From each history, the hops of bench/lib/stage-hops.ts, as the bench takes them from Keelson's node workflows: the
  * activity's end to the next one's start, split into the workflow task's wait, its start to the local activity's
@@ -18,10 +19,17 @@ import vm from 'node:vm';
 import { Client, Connection } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
 import type { temporal } from '@temporalio/proto';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import { floorActivities } from './sdk-floor/activities';
-import { stageHops, type StageHop } from './lib/stage-hops';
-import { quantile } from './lib/fleet';
+import { hopSummary, stageHops, type StageHop } from './lib/stage-hops';
+import { quantile } from './lib/quantile';
 import { freshTemporal } from './lib/temporal-server';
 import { arg, fmt, machine, markdownTable, VERSIONS } from './lib/machine';
 
@@ -29,16 +37,25 @@ type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 /** The floor workflow's stage activity. */
 const STAGE = new Set(['stage']);
+const FLAGS = ['workflows', 'steps', 'stage-ms', 'write-ms'];
+/** A level whose workflows have not all ended by then has hung: the bench stops rather than wait for ever. */
+const LEVEL_TIMEOUT_MS = 10 * 60_000;
 
-type Quantiles = { p50: number; p90: number; n: number };
+type Quantiles = { p50: number; p90: number };
 
 interface LevelResult {
   workflows: number;
   makespanMs: number;
   /** The hops of bench/lib/stage-hops.ts, over every workflow of the level. */
-  hops: { hop: Quantiles; wait: Quantiles; toLocalDone: Quantiles; localDoneToCompleted: Quantiles };
+  hops: ReturnType<typeof hopSummary>;
   /** Each workflow's first task, from its scheduling: to its start (the worker took it), and to its completion. */
-  firstTask: { wait: Quantiles; done: Quantiles };
+  firstTask: { waitMs: Quantiles; doneMs: Quantiles };
+}
+
+interface Settings {
+  steps: number;
+  stageMs: number;
+  writeMs: number;
 }
 
 /** A workflow's first task from its scheduling: to its start and to its completion, ms. */
@@ -50,23 +67,30 @@ function firstTask(events: HistoryEvent[]): { waitMs: number; doneMs: number } |
   return Number.isFinite(completed) ? { waitMs: started - scheduled, doneMs: completed - scheduled } : undefined;
 }
 
-function positiveList(name: string, fallback: string): number[] {
+function quantiles(values: number[]): Quantiles {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { p50: quantile(sorted, 0.5), p90: quantile(sorted, 0.9) };
+}
+
+/** Every `--flag` given is one this bench knows: a misspelt one would otherwise leave its default in silence. */
+function checkFlags(): void {
+  const unknown = process.argv.filter((a) => a.startsWith('--') && !FLAGS.includes(a.slice(2)));
+  if (unknown.length > 0)
+    throw new Error(`unknown option ${unknown.join(', ')}; options: ${FLAGS.map((f) => `--${f}`).join(', ')}`);
+}
+
+function wholeNumbers(name: string, fallback: string, min: number): number[] {
   const raw = arg(name, fallback);
   const values = raw.split(',').map(Number);
-  if (values.some((v) => !Number.isInteger(v) || v < 1))
-    throw new Error(`--${name} takes positive whole numbers (comma-separated), got ${raw}`);
+  if (values.some((v) => !Number.isInteger(v) || v < min))
+    throw new Error(`--${name} takes whole numbers of at least ${min} (comma-separated), got ${raw}`);
   return values;
 }
 
-function positive(name: string, fallback: string): number {
-  const value = positiveList(name, fallback);
-  if (value.length !== 1) throw new Error(`--${name} takes one positive whole number, got ${arg(name, fallback)}`);
-  return value[0]!;
-}
-
-function quantiles(values: number[]): Quantiles {
-  const sorted = [...values].sort((a, b) => a - b);
-  return { p50: quantile(sorted, 0.5), p90: quantile(sorted, 0.9), n: sorted.length };
+function wholeNumber(name: string, fallback: string, min: number): number {
+  const values = wholeNumbers(name, fallback, min);
+  if (values.length !== 1) throw new Error(`--${name} takes one whole number, got ${arg(name, fallback)}`);
+  return values[0]!;
 }
 
 /** Microseconds per `vm` call into a context, with and without a timeout. */
@@ -83,94 +107,118 @@ function vmCallMicros(): { plain: number; withTimeout: number } {
   return { plain: time({}), withTimeout: time({ timeout: 5000 }) };
 }
 
+/** One level: `workflows` started at once on a task queue of their own, with a worker of their own. */
+async function runLevel(
+  workflows: number,
+  o: Settings,
+  bundle: WorkflowBundleWithSourceMap,
+  connection: NativeConnection,
+  client: Client,
+): Promise<LevelResult> {
+  const taskQueue = `sdk-floor-${workflows}-${Date.now()}`;
+  const worker = await Worker.create({
+    connection,
+    taskQueue,
+    workflowBundle: bundle,
+    activities: floorActivities(o.stageMs, o.writeMs),
+  });
+  const running = worker.run();
+  const started = Date.now();
+  const ids = Array.from({ length: workflows }, (_, i) => `${taskQueue}-${i}`);
+  const ended = Promise.all(
+    ids.map((workflowId) =>
+      client.workflow.execute('floorSteps', {
+        taskQueue,
+        workflowId,
+        args: [o.steps, o.writeMs > 0],
+        workflowExecutionTimeout: LEVEL_TIMEOUT_MS,
+      }),
+    ),
+  );
+  try {
+    // A worker that stops (a failed poll, a crash of its workflow thread) fails the level instead of hanging it.
+    await Promise.race([
+      ended,
+      running.then(() => {
+        throw new Error('the worker stopped before the workflows ended');
+      }),
+    ]);
+  } finally {
+    worker.shutdown();
+    await running.catch(() => undefined);
+  }
+  const makespanMs = Date.now() - started;
+  const hops: StageHop[] = [];
+  const firsts: { waitMs: number; doneMs: number }[] = [];
+  for (const id of ids) {
+    const events = (await client.workflow.getHandle(id).fetchHistory()).events ?? [];
+    hops.push(...stageHops(events, STAGE));
+    const first = firstTask(events);
+    if (first) firsts.push(first);
+  }
+  return {
+    workflows,
+    makespanMs,
+    hops: hopSummary(hops),
+    firstTask: { waitMs: quantiles(firsts.map((f) => f.waitMs)), doneMs: quantiles(firsts.map((f) => f.doneMs)) },
+  };
+}
+
 async function main(): Promise<void> {
-  const levels = positiveList('workflows', '1,2,20,100');
-  const steps = positive('steps', '8');
-  const stageMs = positive('stage-ms', '2000');
-  const writeMs = positive('write-ms', '10');
+  checkFlags();
+  const levels = wholeNumbers('workflows', '1,2,20,100', 1);
+  const settings: Settings = {
+    steps: wholeNumber('steps', '8', 1),
+    stageMs: wholeNumber('stage-ms', '2000', 1),
+    writeMs: wholeNumber('write-ms', '10', 0),
+  };
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const bundle = await bundleWorkflowCode({
-    workflowsPath: require.resolve('./sdk-floor/workflow'),
-    logger: silent,
-  });
+  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./sdk-floor/workflow'), logger: silent });
   const temporal = await freshTemporal();
+  // Interrupted, the bench still stops its Temporal server and removes its database.
+  const interrupted = () => void temporal.dispose().finally(() => process.exit(130));
+  process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
   const results: LevelResult[] = [];
+  const connection = await NativeConnection.connect({ address: temporal.server.address });
+  const clientConnection = await Connection.connect({ address: temporal.server.address });
   try {
-    const connection = await NativeConnection.connect({ address: temporal.server.address });
-    const client = new Client({ connection: await Connection.connect({ address: temporal.server.address }) });
+    const client = new Client({ connection: clientConnection });
     for (const workflows of levels) {
-      const taskQueue = `sdk-floor-${workflows}-${Date.now()}`;
-      const worker = await Worker.create({
-        connection,
-        taskQueue,
-        workflowBundle: bundle,
-        activities: floorActivities(stageMs, writeMs),
-      });
-      const running = worker.run();
-      const started = Date.now();
-      const ids = Array.from({ length: workflows }, (_, i) => `${taskQueue}-${i}`);
-      await Promise.all(
-        ids.map((workflowId) =>
-          client.workflow.execute('floorSteps', { taskQueue, workflowId, args: [steps] }).then(() => undefined),
-        ),
-      );
-      const makespanMs = Date.now() - started;
-      worker.shutdown();
-      await running;
-      const hops: StageHop[] = [];
-      const firsts: { waitMs: number; doneMs: number }[] = [];
-      for (const id of ids) {
-        const events = (await client.workflow.getHandle(id).fetchHistory()).events ?? [];
-        hops.push(...stageHops(events, STAGE));
-        const first = firstTask(events);
-        if (first) firsts.push(first);
-      }
-      results.push({
-        workflows,
-        makespanMs,
-        hops: {
-          hop: quantiles(hops.map((h) => h.hopMs)),
-          wait: quantiles(hops.map((h) => h.waitMs)),
-          toLocalDone: quantiles(hops.flatMap((h) => h.toLocalDoneMs ?? [])),
-          localDoneToCompleted: quantiles(hops.flatMap((h) => h.localDoneToCompletedMs ?? [])),
-        },
-        firstTask: {
-          wait: quantiles(firsts.map((f) => f.waitMs)),
-          done: quantiles(firsts.map((f) => f.doneMs)),
-        },
-      });
-      log(`sdk-floor: ${workflows} workflows, ${steps} steps of ${stageMs} ms: ${makespanMs} ms`);
+      results.push(await runLevel(workflows, settings, bundle, connection, client));
+      log(`sdk-floor: ${workflows} workflows: ${results.at(-1)!.makespanMs} ms`);
     }
-    await connection.close();
   } finally {
+    await clientConnection.close();
+    await connection.close();
     await temporal.dispose();
   }
   const calls = vmCallMicros();
-  const cell = (s: { p50: number; p90: number }) => `${fmt(s.p50)} / ${fmt(s.p90)}`;
+  const cell = (s: Quantiles) => `${fmt(s.p50)} / ${fmt(s.p90)}`;
   const table = markdownTable([
     [
       'workflows in lockstep',
       'hop p50 / p90 ms',
       'task wait',
       'task start to local activity done',
-      'local activity done to task completed',
+      'rest of task',
       'first task wait / done p50 ms',
       'makespan s',
     ],
     ...results.map((r) => [
       String(r.workflows),
-      cell(r.hops.hop),
-      cell(r.hops.wait),
-      cell(r.hops.toLocalDone),
-      cell(r.hops.localDoneToCompleted),
-      `${fmt(r.firstTask.wait.p50)} / ${fmt(r.firstTask.done.p50)}`,
+      cell(r.hops.hopMs),
+      cell(r.hops.waitMs),
+      cell(r.hops.localMs),
+      cell(r.hops.restMs),
+      `${fmt(r.firstTask.waitMs.p50)} / ${fmt(r.firstTask.doneMs.p50)}`,
       fmt(r.makespanMs / 1000, 1),
     ]),
   ]);
   const vmLine = `vm call into a context: ${fmt(calls.plain, 1)} µs, ${fmt(calls.withTimeout, 1)} µs with a timeout`;
-  const setup = `${steps} steps, stage ${stageMs} ms, local activity ${writeMs} ms`;
+  const { steps, stageMs, writeMs } = settings;
+  const setup = `${steps} steps, stage ${stageMs} ms, ${writeMs > 0 ? `local activity ${writeMs} ms` : 'no local activity'}`;
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const dir = path.join(__dirname, 'results');
   fs.mkdirSync(dir, { recursive: true });

@@ -22,6 +22,7 @@ import { keelsonNames, workerSettings } from '../../harness/worker-settings';
 import { processRssKb } from './machine';
 import type { WorkerContainer } from './container-env';
 import { MemoryCgroup } from './memory-cgroup';
+import { quantile } from './quantile';
 import { stageHops, type StageHop } from './stage-hops';
 import { STAGE_ACTIVITIES, stageStartTasks } from './stage-start-tasks';
 
@@ -703,12 +704,6 @@ export function duplicateJobs(jobs: Iterable<JobRecord>): string[] {
     seen.set(k, (seen.get(k) ?? 0) + 1);
   }
   return [...seen].filter(([, n]) => n > 1).map(([k, n]) => `${k} x${n}`);
-}
-
-export function quantile(sorted: number[], q: number): number {
-  if (sorted.length === 0) return NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[i]!;
 }
 
 /**

@@ -12,7 +12,6 @@ import {
   duplicateJobs,
   inFlightNodes,
   overheads,
-  quantile,
   recordJobs,
   recordNodeStates,
   nodeSpans,
@@ -25,6 +24,8 @@ import {
   type FleetOptions,
   type WorkerSlot,
 } from './fleet';
+import { quantile } from './quantile';
+import { hopSummary } from './stage-hops';
 import { sampleBudget, watchRunNodes, type BudgetUse } from './run-nodes';
 import { freshTemporal, type TemporalServer } from './temporal-server';
 
@@ -107,11 +108,11 @@ export interface ScenarioResult extends RolloutFigures {
     perNode: { p50: number; max: number };
   };
   /**
-   * The node workflows' direct hops from a stage's end to the next stage's start (bench/lib/stage-hops.ts), p50 and
-   * p90: the whole hop, the workflow task's wait, its start to its node-state write's end, and that end to the task's
-   * completion. `npm run bench:sdk-floor` measures the same hops with nothing of Keelson's in them.
+   * The node workflows' direct hops from a stage's end to the next stage's start (bench/lib/stage-hops.ts): their
+   * count, and p50 and p90 of the whole hop, the workflow task's wait, its start to its last local activity's end
+   * (the node-state write) and the rest of the task. `npm run bench:sdk-floor` measures the same hops with nothing of Keelson's in them.
    */
-  stageHopMs: Record<'hop' | 'wait' | 'toWriteDone' | 'writeDoneToCompleted', { p50: number; p90: number }>;
+  stageHopMs: ReturnType<typeof hopSummary>;
   /** Per worker slot: its starts, whether its worker ran at completion, its processes' requests and tasks. */
   workerSlots: WorkerSlot[];
   history: { workflows: number; events: number; perNodeStage: number; byType: Record<string, number> };
@@ -319,12 +320,7 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
         later: { p50: quantile(stageStarts.laterMs, 0.5), p95: quantile(stageStarts.laterMs, 0.95) },
         perNode: { p50: quantile(stageStarts.perNodeMs, 0.5), max: Math.max(...stageStarts.perNodeMs) },
       },
-      stageHopMs: {
-        hop: p50p90(hops.map((h) => h.hopMs)),
-        wait: p50p90(hops.map((h) => h.waitMs)),
-        toWriteDone: p50p90(hops.flatMap((h) => h.toLocalDoneMs ?? [])),
-        writeDoneToCompleted: p50p90(hops.flatMap((h) => h.localDoneToCompletedMs ?? [])),
-      },
+      stageHopMs: hopSummary(hops),
       apiserverRequests: { total: total(api), perNodeStage: r2(total(api) / nodeStages), byVerbResource: api },
       workerRequests: {
         total: total(workerReq),
@@ -361,9 +357,4 @@ export async function runScenario(label: string, o: ScenarioOptions): Promise<Sc
     await fleet.stop({ deleteNamespace: !o.keep });
     await fresh?.dispose();
   }
-}
-
-function p50p90(values: number[]): { p50: number; p90: number } {
-  const sorted = [...values].sort((a, b) => a - b);
-  return { p50: quantile(sorted, 0.5), p90: quantile(sorted, 0.9) };
 }

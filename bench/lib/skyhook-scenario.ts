@@ -13,7 +13,6 @@ import {
   inFlightNodes,
   keepWatching,
   overheads,
-  quantile,
   nodeSpans,
   podToRunning,
   runBeyondSim,
@@ -23,6 +22,7 @@ import {
   total,
   type JobRecord,
 } from './fleet';
+import { quantile } from './quantile';
 import { sampleBudget, watchRunNodes, type BudgetUse } from './run-nodes';
 import { INTERRUPTING, benchManifest, defaultTimeoutMs, type RolloutFigures } from './scenario';
 import { SkyhookOperator } from './skyhook-operator';

@@ -7,9 +7,10 @@ import type { FloorActivities } from './activities';
 const { stage } = proxyActivities<FloorActivities>({ startToCloseTimeout: '1 minute' });
 const { write } = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '1 minute' });
 
-export async function floorSteps(steps: number): Promise<void> {
+/** `steps` stages one after the other, each with a write in its task unless `withWrite` is false. */
+export async function floorSteps(steps: number, withWrite: boolean): Promise<void> {
   for (let step = 0; step < steps; step++) {
-    const written = write(step);
+    const written = withWrite ? write(step) : undefined;
     const staged = stage(step);
     await written;
     await staged;

@@ -19,8 +19,8 @@ const taskStarted = (ms: number) => event(ms, { workflowTaskStartedEventAttribut
 const taskCompleted = (ms: number) => event(ms, { workflowTaskCompletedEventAttributes: {} });
 const scheduled = (ms: number, name: string) =>
   event(ms, { activityTaskScheduledEventAttributes: { activityType: { name } } });
-const started = (ms: number, of: HistoryEvent) =>
-  event(ms, { activityTaskStartedEventAttributes: { scheduledEventId: of.eventId } });
+const started = (ms: number, of: HistoryEvent, attempt = 1) =>
+  event(ms, { activityTaskStartedEventAttributes: { scheduledEventId: of.eventId, attempt } });
 const completed = (ms: number, of: HistoryEvent) =>
   event(ms, { activityTaskCompletedEventAttributes: { scheduledEventId: of.eventId } });
 /** A workflow task: scheduled when the event that brought it came, then started and completed. */
@@ -29,49 +29,39 @@ const task = (scheduledMs: number, startedMs: number, completedMs: number) => [
   taskStarted(startedMs),
   taskCompleted(completedMs),
 ];
-/** An activity's run: started, then completed. */
-const ran = (of: HistoryEvent, startedMs: number, completedMs: number) => [
-  started(startedMs, of),
+/** An activity's run: its started event (written when it ends, with its last attempt), then its completion. */
+const ran = (of: HistoryEvent, startedMs: number, completedMs: number, attempt = 1) => [
+  started(startedMs, of, attempt),
   completed(completedMs, of),
 ];
-/** A local activity's marker, dated at its task's completion, with the end core recorded in its data. */
-const localActivity = (ms: number, endMs: number) =>
+/** A local activity's marker, dated at its task's completion, with its end as core records it in its data. */
+const localActivity = (ms: number, completeTimeMs: number) => marker(ms, completeTimeData(completeTimeMs));
+const completeTimeData = (ms: number) =>
+  Buffer.from(JSON.stringify({ complete_time: { seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 } }));
+const marker = (ms: number, data: Uint8Array) =>
   event(ms, {
-    markerRecordedEventAttributes: {
-      markerName: 'core_local_activity',
-      details: {
-        data: {
-          payloads: [
-            {
-              data: Buffer.from(
-                JSON.stringify({ complete_time: { seconds: Math.floor(endMs / 1000), nanos: (endMs % 1000) * 1e6 } }),
-              ),
-            },
-          ],
-        },
-      },
-    },
+    markerRecordedEventAttributes: { markerName: 'core_local_activity', details: { data: { payloads: [{ data }] } } },
   });
+const signaled = (ms: number) => event(ms, { workflowExecutionSignaledEventAttributes: {} });
 
 describe('stageHops (bench: a stage end to the next stage start, split)', () => {
-  it('splits a direct hop at the task start, the write end and the task completion', () => {
+  it("splits a direct hop into the task's wait, its start to its local activity's end and the rest", () => {
     const first = scheduled(1000, 'runStage');
     const second = scheduled(3200, 'runStage');
-    // The second stage's started event is written at its end, after other events: it is found by its scheduled ID.
     const events = [
       first,
       ...ran(first, 1001, 3000),
       ...task(3000, 3020, 3200),
       localActivity(3200, 3120),
       second,
+      // The stage's started event is written when it ends, after others: it is found by its scheduled event's ID.
+      signaled(4000),
       ...ran(second, 3205, 5300),
     ];
-    expect(stageHops(events, STAGES)).toEqual([
-      { hopMs: 205, waitMs: 20, toLocalDoneMs: 100, localDoneToCompletedMs: 80 },
-    ]);
+    expect(stageHops(events, STAGES)).toEqual([{ hopMs: 205, waitMs: 20, localMs: 100, restMs: 80 }]);
   });
 
-  it('times the split from the last local activity of the task, and takes a hop without one', () => {
+  it("splits at the task's last local activity, and takes a hop without one", () => {
     const a = scheduled(0, 'runStage');
     const b = scheduled(2100, 'runInterrupt');
     const c = scheduled(9050, 'runStage');
@@ -79,8 +69,8 @@ describe('stageHops (bench: a stage end to the next stage start, split)', () => 
       a,
       ...ran(a, 0, 2000),
       ...task(2000, 2010, 2100),
+      localActivity(2100, 2030),
       localActivity(2100, 2040),
-      localActivity(2100, 2070),
       b,
       ...ran(b, 2100, 9000),
       ...task(9000, 9030, 9050),
@@ -88,16 +78,33 @@ describe('stageHops (bench: a stage end to the next stage start, split)', () => 
       started(9060, c),
     ];
     expect(stageHops(events, STAGES)).toEqual([
-      { hopMs: 100, waitMs: 10, toLocalDoneMs: 60, localDoneToCompletedMs: 30 },
-      { hopMs: 60, waitMs: 30 },
+      { hopMs: 100, waitMs: 10, localMs: 30, restMs: 60 },
+      { hopMs: 60, waitMs: 30, localMs: 0, restMs: 20 },
     ]);
   });
 
-  it('leaves out hops through other steps, other activities, and a next stage that never started', () => {
+  it('does not split at a local activity recorded outside the task or with unreadable data', () => {
+    const a = scheduled(0, 'runStage');
+    const b = scheduled(2100, 'runStage');
+    const events = [
+      a,
+      ...ran(a, 0, 2000),
+      ...task(2000, 2010, 2100),
+      localActivity(2100, 1500),
+      marker(2100, Buffer.from('not json')),
+      b,
+      ...ran(b, 2100, 4200),
+    ];
+    expect(stageHops(events, STAGES)).toEqual([{ hopMs: 100, waitMs: 10, localMs: 0, restMs: 90 }]);
+  });
+
+  it('leaves out hops through other steps, across a failed task, into a retried stage, or to no start', () => {
     const a = scheduled(0, 'runStage');
     const drain = scheduled(2100, 'drainNode');
     const b = scheduled(4000, 'runInterrupt');
     const c = scheduled(9100, 'runStage');
+    const d = scheduled(24_100, 'runStage');
+    const e = scheduled(26_600, 'runStage');
     const events = [
       a,
       ...ran(a, 0, 2000),
@@ -109,6 +116,16 @@ describe('stageHops (bench: a stage end to the next stage start, split)', () => 
       ...ran(b, 4000, 9000),
       ...task(9000, 9010, 9100),
       c,
+      // c's first attempt timed out; the second started at 12,000.
+      ...ran(c, 12_000, 14_000, 2),
+      taskScheduled(14_000),
+      taskStarted(14_010),
+      event(24_010, { workflowTaskTimedOutEventAttributes: {} }),
+      ...task(24_010, 24_020, 24_100),
+      d,
+      ...ran(d, 24_100, 26_500),
+      ...task(26_500, 26_510, 26_600),
+      e,
     ];
     expect(stageHops(events, STAGES)).toEqual([]);
   });
