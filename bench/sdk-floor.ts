@@ -9,9 +9,9 @@
  *
  * From each history, the hops of bench/lib/stage-hops.ts, as the bench takes them from Keelson's node workflows: the
  * activity's end to the next one's start, split into the workflow task's wait, its start to the local activity's
- * end, and the local activity's end to the task's completion; and the first task of each workflow, started with the
- * others at once as a batch's node workflows are. Also the cost of a `vm` call with a timeout, which the SDK gives
- * every call into the workflow context (its isolateExecutionTimeout).
+ * end as core records it, and the rest of the task; and the first task of each workflow, started with the others at
+ * once as a batch's node workflows are. Also the cost of a `vm` call with a timeout, which the SDK gives every call
+ * into the workflow context (its isolateExecutionTimeout).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -38,8 +38,8 @@ type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 /** The floor workflow's stage activity. */
 const STAGE = new Set(['stage']);
 const FLAGS = ['workflows', 'steps', 'stage-ms', 'write-ms'];
-/** A level whose workflows have not all ended by then has hung: the bench stops rather than wait for ever. */
-const LEVEL_TIMEOUT_MS = 10 * 60_000;
+/** Past its steps' own time, a level whose workflows have not all ended by then has hung: the bench stops. */
+const LEVEL_SLACK_MS = 5 * 60_000;
 
 type Quantiles = { p50: number; p90: number };
 
@@ -130,11 +130,12 @@ async function runLevel(
       client.workflow.execute('floorSteps', {
         taskQueue,
         workflowId,
-        args: [o.steps, o.writeMs > 0],
-        workflowExecutionTimeout: LEVEL_TIMEOUT_MS,
+        args: [o.steps, o.stageMs, o.writeMs],
+        workflowExecutionTimeout: o.steps * (o.stageMs + o.writeMs) + LEVEL_SLACK_MS,
       }),
     ),
   );
+  let makespanMs: number;
   try {
     // A worker that stops (a failed poll, a crash of its workflow thread) fails the level instead of hanging it.
     await Promise.race([
@@ -143,11 +144,12 @@ async function runLevel(
         throw new Error('the worker stopped before the workflows ended');
       }),
     ]);
+    makespanMs = Date.now() - started;
   } finally {
-    worker.shutdown();
+    // A worker that stopped by itself cannot be shut down: its own error is the one to report.
+    if (worker.getState() === 'RUNNING') worker.shutdown();
     await running.catch(() => undefined);
   }
-  const makespanMs = Date.now() - started;
   const hops: StageHop[] = [];
   const firsts: { waitMs: number; doneMs: number }[] = [];
   for (const id of ids) {
@@ -174,12 +176,13 @@ async function main(): Promise<void> {
   };
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./sdk-floor/workflow'), logger: silent });
-  const temporal = await freshTemporal();
-  // Interrupted, the bench still stops its Temporal server and removes its database.
-  const interrupted = () => void temporal.dispose().finally(() => process.exit(130));
+  // The bench handles its own signals: interrupted, it still stops its Temporal server and removes its database.
+  Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
+  const started: { temporal?: Awaited<ReturnType<typeof freshTemporal>> } = {};
+  const interrupted = () => void (started.temporal?.dispose() ?? Promise.resolve()).finally(() => process.exit(130));
   process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
+  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./sdk-floor/workflow'), logger: silent });
+  const temporal = (started.temporal = await freshTemporal());
   const results: LevelResult[] = [];
   const connection = await NativeConnection.connect({ address: temporal.server.address });
   const clientConnection = await Connection.connect({ address: temporal.server.address });

@@ -49,8 +49,9 @@ export function stageHops(events: readonly HistoryEvent[], stageActivities: Read
     for (let j = i + 1; j < events.length && !events[j]!.workflowTaskScheduledEventAttributes; j++) {
       const after = events[j]!;
       const end = after.markerRecordedEventAttributes?.markerName === 'core_local_activity' && localActivityEnd(after);
-      // One recorded outside the task (it began in an earlier one) does not split this one.
-      if (end && end >= taskStarted && end - taskStarted <= taskMs) localMs = Math.max(localMs, end - taskStarted);
+      // An end outside the task (a local activity begun in an earlier one) cannot split it: one past its completion
+      // is skipped here, one before its start gives a negative span that the max leaves out.
+      if (end && end - taskStarted <= taskMs) localMs = Math.max(localMs, end - taskStarted);
       const name = after.activityTaskScheduledEventAttributes?.activityType?.name;
       if (name && stageActivities.has(name)) next = String(after.eventId);
     }

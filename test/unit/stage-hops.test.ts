@@ -91,6 +91,7 @@ describe('stageHops (bench: a stage end to the next stage start, split)', () => 
       ...ran(a, 0, 2000),
       ...task(2000, 2010, 2100),
       localActivity(2100, 1500),
+      localActivity(2100, 2150),
       marker(2100, Buffer.from('not json')),
       b,
       ...ran(b, 2100, 4200),
@@ -98,35 +99,55 @@ describe('stageHops (bench: a stage end to the next stage start, split)', () => 
     expect(stageHops(events, STAGES)).toEqual([{ hopMs: 100, waitMs: 10, localMs: 0, restMs: 90 }]);
   });
 
-  it('leaves out hops through other steps, across a failed task, into a retried stage, or to no start', () => {
+  // A stage that ends at 2000, what follows it, and the next stage; each case below is one reason to leave it out.
+  function afterStage(between: (a: HistoryEvent) => HistoryEvent[]): HistoryEvent[] {
     const a = scheduled(0, 'runStage');
+    return [a, ...ran(a, 0, 2000), ...between(a)];
+  }
+
+  it('leaves out a hop through another step (a drain before the interrupt)', () => {
     const drain = scheduled(2100, 'drainNode');
     const b = scheduled(4000, 'runInterrupt');
-    const c = scheduled(9100, 'runStage');
-    const d = scheduled(24_100, 'runStage');
-    const e = scheduled(26_600, 'runStage');
-    const events = [
-      a,
-      ...ran(a, 0, 2000),
+    const events = afterStage(() => [
       ...task(2000, 2010, 2100),
       drain,
       ...ran(drain, 2100, 3900),
       ...task(3900, 3910, 4000),
       b,
       ...ran(b, 4000, 9000),
-      ...task(9000, 9010, 9100),
-      c,
-      // c's first attempt timed out; the second started at 12,000.
-      ...ran(c, 12_000, 14_000, 2),
-      taskScheduled(14_000),
-      taskStarted(14_010),
-      event(24_010, { workflowTaskTimedOutEventAttributes: {} }),
-      ...task(24_010, 24_020, 24_100),
-      d,
-      ...ran(d, 24_100, 26_500),
-      ...task(26_500, 26_510, 26_600),
-      e,
-    ];
+    ]);
     expect(stageHops(events, STAGES)).toEqual([]);
+  });
+
+  it('leaves out a hop across a failed or a timed-out workflow task', () => {
+    for (const lost of [{ workflowTaskFailedEventAttributes: {} }, { workflowTaskTimedOutEventAttributes: {} }]) {
+      const b = scheduled(12_100, 'runStage');
+      const events = afterStage(() => [
+        taskScheduled(2000),
+        taskStarted(2010),
+        event(12_010, lost),
+        ...task(12_010, 12_020, 12_100),
+        b,
+        ...ran(b, 12_100, 14_000),
+      ]);
+      expect(stageHops(events, STAGES)).toEqual([]);
+    }
+  });
+
+  it('leaves out a hop into a stage whose first attempt failed, and one into a stage that never started', () => {
+    const retried = scheduled(2100, 'runStage');
+    expect(
+      stageHops(
+        afterStage(() => [...task(2000, 2010, 2100), retried, ...ran(retried, 5000, 7000, 2)]),
+        STAGES,
+      ),
+    ).toEqual([]);
+    const never = scheduled(2100, 'runStage');
+    expect(
+      stageHops(
+        afterStage(() => [...task(2000, 2010, 2100), never]),
+        STAGES,
+      ),
+    ).toEqual([]);
   });
 });
