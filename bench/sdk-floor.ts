@@ -221,7 +221,8 @@ async function main(): Promise<void> {
   ]);
   const vmLine = `vm call into a context: ${fmt(calls.plain, 1)} µs, ${fmt(calls.withTimeout, 1)} µs with a timeout`;
   const { steps, stageMs, writeMs } = settings;
-  const setup = `${steps} steps, stage ${stageMs} ms, ${writeMs > 0 ? `local activity ${writeMs} ms` : 'no local activity'}`;
+  const write = writeMs > 0 ? `local activity ${writeMs} ms` : 'no local activity';
+  const setup = `${steps} steps, stage ${stageMs} ms, ${write}`;
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const dir = path.join(__dirname, 'results');
   fs.mkdirSync(dir, { recursive: true });

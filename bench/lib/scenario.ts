@@ -110,7 +110,8 @@ export interface ScenarioResult extends RolloutFigures {
   /**
    * The node workflows' direct hops from a stage's end to the next stage's start (bench/lib/stage-hops.ts): their
    * count, and p50 and p90 of the whole hop, the workflow task's wait, its start to its last local activity's end
-   * (the node-state write) and the rest of the task. `npm run bench:sdk-floor` measures the same hops with nothing of Keelson's in them.
+   * (the node-state write) and the rest of the task. `npm run bench:sdk-floor` measures the same hops with nothing
+   * of Keelson's in them.
    */
   stageHopMs: ReturnType<typeof hopSummary>;
   /** Per worker slot: its starts, whether its worker ran at completion, its processes' requests and tasks. */
